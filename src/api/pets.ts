@@ -1,0 +1,150 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Clock } from '../clock.js';
+import type { CursorCodec } from '../domain/cursor.js';
+import { petNameProblem } from '../domain/pet-name.js';
+import { deprecationHooks } from '../http/deprecation.js';
+import { ApiError } from '../http/error-codes.js';
+import type { Links } from '../http/links.js';
+import { errorResponses } from '../http/responses.js';
+import { ref } from '../schemas/ref.js';
+import { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas/pet.js';
+import type { Store } from '../store/store.js';
+
+export interface PetRoutesOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly cursors: CursorCodec;
+  readonly links: Links;
+}
+
+/** The interface removes `GET /pets/{petId}` on 5 December 2030; it was deprecated from this service's first release. */
+export const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z');
+export const GET_PET_SUNSET_AT = new Date('2030-12-05T00:00:00Z');
+const DEFAULT_LIMIT = 20;
+
+export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { store, clock, cursors, links }) => {
+  app.get(
+    '/v1/pets',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'listPets',
+        summary: 'List animals',
+        description:
+          'A page of animals in ascending `id` (creation) order. When more exist, the `Link` header carries ' +
+          'the next page (`rel="next"`); pages never skip or repeat an animal, even while others are added.',
+        tags: ['pets'],
+        querystring: ListPetsQuery,
+        response: {
+          200: Type.Array(ref(Pet), {
+            description: 'A page of animals.',
+            headers: {
+              Link: {
+                type: 'string',
+                description: 'RFC 8288 link to the next page (`rel="next"`); absent on the last page.',
+              },
+            },
+          }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit = DEFAULT_LIMIT, status, cursor } = request.query;
+      let afterId = 0;
+      if (cursor !== undefined) {
+        const position = cursors.decode(cursor);
+        if (position === undefined) {
+          throw new ApiError('invalid_request', 'query parameter "cursor" is not a cursor this service issued');
+        }
+        if (position.filter !== (status ?? '')) {
+          const issuedFor = position.filter === '' ? 'no status filter' : `status=${position.filter}`;
+          throw new ApiError(
+            'invalid_request',
+            `query parameter "cursor" was issued for ${issuedFor}; send it with the same status filter`,
+          );
+        }
+        afterId = position.afterId;
+      }
+      const rows = await store.pets.list({ limit: limit + 1, status, afterId });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      if (rows.length > limit && last !== undefined) {
+        const next = cursors.encode({ afterId: last.id, filter: status ?? '' });
+        reply.header('link', `<${links.to('/v1/pets', { limit, status, cursor: next })}>; rel="next"`);
+      }
+      return page;
+    },
+  );
+
+  app.post(
+    '/v1/pets',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'createPet',
+        summary: 'Add an animal',
+        tags: ['pets'],
+        body: ref(NewPet),
+        response: {
+          201: ref(Pet, {
+            description: 'The created animal, with its assigned `id`.',
+            headers: { Location: { type: 'string', description: 'Path of the created animal.' } },
+          }),
+          ...errorResponses(
+            'invalid_request',
+            'unauthorized',
+            'forbidden',
+            'payload_too_large',
+            'unsupported_media_type',
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { name, categoryId, status = 'available' } = request.body;
+      const problem = petNameProblem(name);
+      if (problem !== undefined) throw new ApiError('invalid_request', problem);
+      const pet = await store.pets.create({ name, categoryId, status });
+      reply.code(201).header('location', links.to(`/v1/pets/${pet.id}`));
+      return pet;
+    },
+  );
+
+  app.get(
+    '/v1/pets/:petId',
+    {
+      config: { scope: 'read' },
+      ...deprecationHooks(
+        {
+          deprecatedAt: GET_PET_DEPRECATED_AT,
+          sunsetAt: GET_PET_SUNSET_AT,
+          successor: links.to('/v1/pets'),
+          notice: links.to('/v1/openapi.json'),
+        },
+        clock,
+      ),
+      schema: {
+        operationId: 'getPet',
+        summary: 'Get an animal (deprecated)',
+        description:
+          'Deprecated: removed on 5 December 2030 (`Sunset` header); use `GET /pets` with the `status` filter. ' +
+          'Responses carry `Deprecation`, `Sunset` and `Link` headers; after the sunset the operation answers 410.',
+        deprecated: true,
+        tags: ['pets'],
+        params: PetIdParams,
+        response: {
+          200: ref(Pet, { description: 'The animal.' }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'gone'),
+        },
+      },
+    },
+    async (request) => {
+      const { petId } = request.params;
+      const pet = petId >= 1 ? await store.pets.get(petId) : undefined;
+      if (pet === undefined) throw new ApiError('not_found', `pet ${petId} does not exist`);
+      return pet;
+    },
+  );
+};

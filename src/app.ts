@@ -1,0 +1,85 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { metaRoutes } from './api/meta.js';
+import { petRoutes } from './api/pets.js';
+import { type Clock, systemClock } from './clock.js';
+import { CursorCodec } from './domain/cursor.js';
+import { authPlugin } from './http/auth.js';
+import { ApiError, ERROR_CODES } from './http/error-codes.js';
+import { installErrorReplies, sendError } from './http/error-reply.js';
+import { Links } from './http/links.js';
+import { methodNotAllowed } from './http/method-not-allowed.js';
+import { validatorCompiler } from './http/validation.js';
+import { ErrorBody } from './schemas/error.js';
+import { NewPet, Pet, PetStatus } from './schemas/pet.js';
+import type { Store } from './store/store.js';
+
+export interface AppOptions {
+  readonly store: Store;
+  readonly publicUrl?: string | undefined;
+  readonly clock?: Clock;
+  readonly logger?: FastifyServerOptions['logger'];
+}
+
+/** Schemas registered once: validation, serialisation and `components.schemas` of the OpenAPI document. */
+const SHARED_SCHEMAS = [PetStatus, Pet, NewPet, ErrorBody];
+export const BODY_LIMIT_BYTES = 64 * 1024;
+const INTERFACE_VERSION = '1.0.0';
+
+/** Builds the service on a store. No I/O beyond the store; the caller decides whether to listen. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const clock = options.clock ?? systemClock;
+  const links = new Links(options.publicUrl);
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Our own 503 below carries the Error body; Fastify's built-in one would not.
+    return503OnClosing: false,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON only: Fastify also parses text/plain by default, which would let non-JSON bodies reach validation.
+  app.removeContentTypeParser('text/plain');
+  app.setValidatorCompiler(validatorCompiler(SHARED_SCHEMAS));
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  installErrorReplies(app);
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    return sendError(
+      reply,
+      new ApiError('service_unavailable', 'the server is shutting down', { headers: { 'retry-after': '1' } }),
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Pet store',
+        version: INTERFACE_VERSION,
+        description:
+          'The pet store service interface v1. Error codes: ' +
+          `${Object.keys(ERROR_CODES).join(', ')}. Within /v1 changes are additive only; clients must ignore unknown fields.`,
+      },
+      servers: [{ url: links.to('/v1') }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+      tags: [{ name: 'pets', description: 'The animals of the store.' }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(authPlugin, { store: options.store, clock });
+
+  const routes = methodNotAllowed(app);
+  const cursors = new CursorCodec(await options.store.secret('cursor'), 'pets');
+  await app.register(metaRoutes, { store: options.store });
+  await app.register(petRoutes, { store: options.store, clock, cursors, links });
+  routes.answerOtherMethods();
+  return app;
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+import { keysCommand } from './commands/keys.js';
+import { UsageError } from './commands/usage-error.js';
+import { loadConfig } from './config.js';
+import { startServer, stopOnSignals } from './server.js';
+import { openStore } from './store/open-store.js';
+
+const USAGE = `Usage: petstore <command>
+
+Commands:
+  serve                                   run the service (npm start)
+  migrate                                 bring the database schema up to date
+  keys create --name NAME [--scopes read,write] [--expires DATE]
+                                          issue a key; prints the key alone on stdout
+  keys list [--json]                      list keys (never their secrets)
+  keys revoke ID|NAME                     revoke a key at once
+
+Configuration comes from the environment; see README.md.`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const config = loadConfig(process.env);
+  switch (command) {
+    case 'serve': {
+      if (args.length > 0) throw new UsageError(`serve takes no arguments (got "${args.join(' ')}")`);
+      stopOnSignals(await startServer(config));
+      return;
+    }
+    case 'migrate': {
+      const store = await openStore(config.database);
+      await store.close();
+      process.stdout.write(`database schema is up to date (${store.kind})\n`);
+      return;
+    }
+    case 'keys':
+      return keysCommand(config, args, process.stdout);
+    default:
+      throw new UsageError(`unknown command "${command}"; run "petstore --help"`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`petstore: ${message.split('\n')[0]}\n`);
+  const usage = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
+  process.exitCode = usage ? 2 : 1;
+});

@@ -1,0 +1,109 @@
+import { parseArgs } from 'node:util';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config.js';
+import { parseScopes } from '../domain/api-key.js';
+import { issueApiKey } from '../services/api-keys.js';
+import { openStore } from '../store/open-store.js';
+import type { ApiKeyRecord } from '../store/store.js';
+import { UsageError } from './usage-error.js';
+
+/** `--expires 2027-01-01` (midnight UTC) or a full ISO 8601 date-time. */
+export function parseExpiry(text: string): Date {
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(`${text}T00:00:00Z`) : new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(date.getTime())) {
+    throw new UsageError(`--expires takes an ISO 8601 date such as 2027-01-31, got "${text}"`);
+  }
+  return date;
+}
+
+function day(date: Date | null): string {
+  return date === null ? '-' : date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function state(key: ApiKeyRecord, now: Date): string {
+  if (key.revokedAt !== null) return 'revoked';
+  if (key.expiresAt !== null && key.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
+  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+}
+
+async function create(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { name: { type: 'string' }, scopes: { type: 'string' }, expires: { type: 'string' } },
+  });
+  if (values.name === undefined) throw new UsageError('keys create needs --name NAME');
+  const scopes = values.scopes === undefined ? undefined : parseScopes(values.scopes);
+  const expiresAt = values.expires === undefined ? null : parseExpiry(values.expires);
+  const store = await openStore(config.database);
+  try {
+    const issued = await issueApiKey(store, systemClock, {
+      name: values.name,
+      expiresAt,
+      ...(scopes === undefined ? {} : { scopes }),
+    });
+    // The key alone on stdout, so scripts can capture it: KEY=$(petstore keys create --name ci)
+    out.write(`${issued.key}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function list(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } });
+  const store = await openStore(config.database);
+  try {
+    const keys = await store.apiKeys.list();
+    if (values.json === true) {
+      out.write(`${JSON.stringify(keys, null, 2)}\n`);
+      return;
+    }
+    const now = systemClock();
+    const header = ['ID', 'NAME', 'PREFIX', 'SCOPES', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'];
+    const rows = keys.map((key) => [
+      String(key.id),
+      key.name,
+      `${key.prefix}…`,
+      key.scopes.join(','),
+      state(key, now),
+      day(key.createdAt),
+      day(key.expiresAt),
+      day(key.lastUsedAt),
+    ]);
+    out.write(`${table([header, ...rows])}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function revoke(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const [target, ...extra] = positionals;
+  if (target === undefined || extra.length > 0) throw new UsageError('keys revoke takes one ID or NAME');
+  const store = await openStore(config.database);
+  try {
+    const revoked = await store.apiKeys.revoke(target, systemClock());
+    if (revoked === undefined) throw new Error(`no active key with id or name "${target}"`);
+    out.write(`revoked key ${revoked.id} (${revoked.name})\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+export async function keysCommand(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'create':
+      return create(config, rest, out);
+    case 'list':
+      return list(config, rest, out);
+    case 'revoke':
+      return revoke(config, rest, out);
+    default:
+      throw new UsageError(`keys needs a subcommand: create, list or revoke${sub === undefined ? '' : ` (got "${sub}")`}`);
+  }
+}

@@ -1,0 +1,88 @@
+import { resolve } from 'node:path';
+
+export interface SqliteDatabaseConfig {
+  readonly kind: 'sqlite';
+  readonly path: string;
+}
+
+export type DatabaseConfig = SqliteDatabaseConfig;
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Everything the service reads from its environment, read once at start and passed down. */
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly database: DatabaseConfig;
+  /** Origin (and optional path prefix) in front of `/v1` in absolute links; relative links when absent. */
+  readonly publicUrl: string | undefined;
+  readonly logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_DATABASE_PATH = 'data/petstore.db';
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function parsePort(text: string | undefined): number {
+  if (text === undefined) return 8080;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isInteger(port) || port > 65535) {
+    throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${text}"`);
+  }
+  return port;
+}
+
+export function parseDatabaseUrl(text: string | undefined): DatabaseConfig {
+  if (text === undefined) return { kind: 'sqlite', path: resolve(DEFAULT_DATABASE_PATH) };
+  if (/^postgres(ql)?:\/\//i.test(text)) {
+    throw new ConfigError('DATABASE_URL: PostgreSQL is not supported by this version yet; use sqlite:PATH');
+  }
+  const path = text.startsWith('sqlite:') ? text.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : text;
+  if (path === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
+    throw new ConfigError(`DATABASE_URL must be sqlite:PATH or a file path, got "${text}"`);
+  }
+  return { kind: 'sqlite', path: resolve(path) };
+}
+
+function parsePublicUrl(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got "${text}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got "${text}"`);
+  }
+  if (url.search !== '' || url.hash !== '') throw new ConfigError('PUBLIC_URL must not have a query or fragment');
+  return url.href.replace(/\/+$/, '');
+}
+
+function parseLogLevel(text: string | undefined): LogLevel {
+  if (text === undefined) return 'info';
+  const level = text.toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
+
+/** Reads and validates the environment. The only place in the service that looks at process.env. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    host: nonEmpty(env.HOST) ?? '127.0.0.1',
+    port: parsePort(nonEmpty(env.PORT)),
+    database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL)),
+    publicUrl: parsePublicUrl(nonEmpty(env.PUBLIC_URL)),
+    logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL)),
+  };
+}

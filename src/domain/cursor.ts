@@ -1,0 +1,47 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Where the next page starts, and the filter the cursor was issued for. */
+export interface CursorPosition {
+  readonly afterId: number;
+  readonly filter: string;
+}
+
+const MAC_BYTES = 16;
+
+/**
+ * Opaque, tamper-evident page cursors: `base64url(afterId:filter).base64url(hmac)`.
+ * The HMAC covers the resource name too, so a cursor for one list is refused by another.
+ * A cursor carries only a position; it grants nothing by itself.
+ */
+export class CursorCodec {
+  readonly #secret: Buffer;
+  readonly #resource: string;
+
+  constructor(secret: Buffer, resource: string) {
+    this.#secret = secret;
+    this.#resource = resource;
+  }
+
+  encode(position: CursorPosition): string {
+    const payload = `${position.afterId}:${position.filter}`;
+    return `${Buffer.from(payload).toString('base64url')}.${this.#mac(payload).toString('base64url')}`;
+  }
+
+  /** The position, or undefined when the text is not a cursor this service issued for this resource. */
+  decode(text: string): CursorPosition | undefined {
+    const [encodedPayload, encodedMac, ...rest] = text.split('.');
+    if (encodedPayload === undefined || encodedMac === undefined || rest.length > 0) return undefined;
+    const payload = Buffer.from(encodedPayload, 'base64url').toString();
+    const mac = Buffer.from(encodedMac, 'base64url');
+    if (mac.length !== MAC_BYTES || !timingSafeEqual(mac, this.#mac(payload))) return undefined;
+    const match = /^(\d{1,16}):(.*)$/s.exec(payload);
+    if (match === null) return undefined;
+    const afterId = Number(match[1]);
+    if (!Number.isSafeInteger(afterId)) return undefined;
+    return { afterId, filter: match[2] ?? '' };
+  }
+
+  #mac(payload: string): Buffer {
+    return createHmac('sha256', this.#secret).update(`${this.#resource}\n${payload}`).digest().subarray(0, MAC_BYTES);
+  }
+}

@@ -1,0 +1,93 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Clock } from '../clock.js';
+import { hashApiKey, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
+import type { Store } from '../store/store.js';
+import { ApiError } from './error-codes.js';
+
+export interface AuthenticatedKey {
+  readonly id: number;
+  readonly name: string;
+  readonly scopes: readonly Scope[];
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Reachable without a key (health, OpenAPI document). */
+    public?: boolean;
+    /** The scope a key needs for this route; none means any valid key will do. */
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    apiKey: AuthenticatedKey | null;
+  }
+}
+
+const REALM = 'Bearer realm="petstore"';
+// RFC 6750 b64token after a case-insensitive scheme name.
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+/** How often a key's last-used time is written: once a minute, not on every request. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+function unauthorized(message: string, keyWasSent: boolean): ApiError {
+  const challenge = keyWasSent ? `${REALM}, error="invalid_token"` : REALM;
+  return new ApiError('unauthorized', message, { headers: { 'www-authenticate': challenge } });
+}
+
+function needsKey(request: FastifyRequest): boolean {
+  if (request.routeOptions.config.public === true) return false;
+  // Unknown paths outside the API answer 404 without asking for a key; under /v1 the key comes first.
+  if (request.is404) return request.url === '/v1' || request.url.startsWith('/v1/') || request.url.startsWith('/v1?');
+  return true;
+}
+
+async function authenticate(
+  request: FastifyRequest,
+  store: Store,
+  clock: Clock,
+  touched: Map<number, number>,
+): Promise<AuthenticatedKey> {
+  const header = request.headers.authorization;
+  if (header === undefined || header === '') {
+    throw unauthorized('an API key is required: send "Authorization: Bearer <key>"', false);
+  }
+  const key = BEARER.exec(header)?.[1];
+  // A 401 never says whether a key exists: every refusal of a sent key reads the same.
+  const invalid = unauthorized('the API key is invalid, expired or revoked', true);
+  if (key === undefined || !isWellFormedApiKey(key)) throw invalid;
+  const hash = hashApiKey(key);
+  const record = await store.apiKeys.findByHash(hash);
+  const now = clock();
+  if (
+    record === undefined ||
+    !sameHash(record.hash, hash) ||
+    record.revokedAt !== null ||
+    (record.expiresAt !== null && record.expiresAt <= now)
+  ) {
+    throw invalid;
+  }
+  const last = touched.get(record.id) ?? record.lastUsedAt?.getTime() ?? 0;
+  if (now.getTime() - last >= TOUCH_INTERVAL_MS) {
+    touched.set(record.id, now.getTime());
+    await store.apiKeys.touch(record.id, now);
+  }
+  return { id: record.id, name: record.name, scopes: record.scopes };
+}
+
+/** Bearer API keys on every route that is not public, then the route's scope (401 before 403 before 400). */
+export const authPlugin = fp(
+  async (app: FastifyInstance, options: { store: Store; clock: Clock }) => {
+    const touched = new Map<number, number>();
+    app.decorateRequest('apiKey', null);
+    app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
+      if (!needsKey(request)) return;
+      const key = await authenticate(request, options.store, options.clock, touched);
+      request.apiKey = key;
+      const scope = request.routeOptions.config.scope;
+      if (scope !== undefined && !key.scopes.includes(scope)) {
+        throw new ApiError('forbidden', `this API key lacks the "${scope}" scope this operation needs`);
+      }
+    });
+  },
+  { name: 'auth' },
+);

@@ -1,0 +1,43 @@
+import type { FastifyInstance, HTTPMethods, RouteOptions } from 'fastify';
+import { ApiError } from './error-codes.js';
+import { sendError } from './error-reply.js';
+
+const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+interface PathMethods {
+  methods: Set<string>;
+  public: boolean;
+}
+
+/**
+ * Collects every route as it is added; `answerOtherMethods` then gives each path a route for the
+ * methods it lacks, answering 405 with `Allow` (Fastify alone would answer 404).
+ */
+export function methodNotAllowed(app: FastifyInstance) {
+  const paths = new Map<string, PathMethods>();
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const entry = paths.get(route.url) ?? { methods: new Set<string>(), public: route.config?.public === true };
+    for (const method of [route.method].flat()) entry.methods.add(method);
+    paths.set(route.url, entry);
+  });
+
+  return {
+    answerOtherMethods(): void {
+      for (const [url, entry] of [...paths]) {
+        const missing = METHODS.filter((method) => !entry.methods.has(method));
+        if (missing.length === 0) continue;
+        const allow = METHODS.filter((method) => entry.methods.has(method)).join(', ');
+        app.route({
+          method: missing,
+          url,
+          config: { public: entry.public },
+          schema: { hide: true },
+          handler: (request, reply) => {
+            reply.header('allow', allow);
+            return sendError(reply, new ApiError('method_not_allowed', `${request.method} is not allowed here; allowed: ${allow}`));
+          },
+        });
+      }
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { type Static, Type } from 'typebox';
+import { NAME_MAX_CHARS } from '../domain/pet-name.js';
+import { Int64, MAX_JSON_INTEGER } from './int64.js';
+import { PATTERN_MESSAGE } from './keywords.js';
+
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+
+export const PetStatus = Type.Unsafe<(typeof PET_STATUSES)[number]>({
+  $id: 'PetStatus',
+  type: 'string',
+  enum: [...PET_STATUSES],
+  description: 'Availability of the animal.',
+});
+export type PetStatus = Static<typeof PetStatus>;
+
+const NAME_DESCRIPTION =
+  `The animal's name: 1 to ${NAME_MAX_CHARS} Unicode characters once leading and trailing ` +
+  'white space is trimmed, no control characters; stored as sent.';
+
+export const PetName = Type.String({
+  minLength: 1,
+  // Control characters and lone surrogates (which no database stores faithfully) are refused.
+  pattern: '^[^\\p{Cc}\\p{Cs}]*$',
+  [PATTERN_MESSAGE]: 'must not contain control characters or unpaired surrogates',
+  description: NAME_DESCRIPTION,
+});
+
+const CategoryId = Int64({
+  minimum: 1,
+  description: `Identifier of the category the animal belongs to: 1 to ${MAX_JSON_INTEGER}.`,
+});
+
+export const Pet = Type.Object(
+  {
+    id: Int64({ minimum: 1, description: 'Assigned by the service on creation.' }),
+    name: Type.String({ description: "The animal's name." }),
+    categoryId: CategoryId,
+    status: Type.Unsafe<PetStatus>({ $ref: 'PetStatus' }),
+  },
+  { $id: 'Pet', additionalProperties: false },
+);
+export type Pet = Static<typeof Pet>;
+
+export const NewPet = Type.Object(
+  {
+    name: PetName,
+    categoryId: CategoryId,
+    status: Type.Optional(
+      Type.Unsafe<PetStatus>({ $ref: 'PetStatus', default: 'available', description: 'Defaults to `available`.' }),
+    ),
+  },
+  {
+    $id: 'NewPet',
+    additionalProperties: false,
+    description: 'Sent on creation. `id` is assigned by the service; unknown fields are refused.',
+  },
+);
+export type NewPet = Static<typeof NewPet>;
+
+export const PET_LIST_MAX = 100;
+
+export const ListPetsQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: PET_LIST_MAX,
+        default: 20,
+        description: 'Maximum number of animals returned.',
+      }),
+    ),
+    status: Type.Optional(Type.Unsafe<PetStatus>({ $ref: 'PetStatus', description: 'Filters by status.' })),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Opaque position from the `Link: rel="next"` header of the previous page. ' +
+          'Valid only with the same `status` filter.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListPetsQuery = Static<typeof ListPetsQuery>;
+
+export const PetIdParams = Type.Object({
+  petId: Int64({ description: 'Identifier of the animal.' }),
+});
+export type PetIdParams = Static<typeof PetIdParams>;

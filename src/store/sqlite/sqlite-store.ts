@@ -1,0 +1,222 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Scope } from '../../domain/api-key.js';
+import type { Pet, PetStatus } from '../../schemas/pet.js';
+import {
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  type ApiKeyWithHash,
+  DuplicateNameError,
+  type NewApiKeyRecord,
+  type NewPetRecord,
+  type PetPageQuery,
+  type PetStore,
+  type Store,
+} from '../store.js';
+import { migrateSqlite } from './sqlite-migrate.js';
+
+interface PetRow {
+  id: number;
+  name: string;
+  category_id: number;
+  status: PetStatus;
+}
+
+interface ApiKeyRow {
+  id: number;
+  name: string;
+  prefix: string;
+  hash: string;
+  scopes: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+const PET_COLUMNS = 'id, name, category_id, status';
+const KEY_COLUMNS = 'id, name, prefix, hash, scopes, created_at, expires_at, last_used_at, revoked_at';
+
+function petFromRow(row: PetRow): Pet {
+  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status };
+}
+
+function dateOrNull(ms: number | null): Date | null {
+  return ms === null ? null : new Date(ms);
+}
+
+function keyFromRow(row: ApiKeyRow): ApiKeyWithHash {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    hash: row.hash,
+    scopes: row.scopes.split(',') as Scope[],
+    createdAt: new Date(row.created_at),
+    expiresAt: dateOrNull(row.expires_at),
+    lastUsedAt: dateOrNull(row.last_used_at),
+    revokedAt: dateOrNull(row.revoked_at),
+  };
+}
+
+function withoutHash({ hash: _hash, ...record }: ApiKeyWithHash): ApiKeyRecord {
+  return record;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+class SqlitePetStore implements PetStore {
+  readonly #insert: Database.Statement<[string, number, string]>;
+  readonly #get: Database.Statement<[number]>;
+  readonly #page: Database.Statement<[number, number]>;
+  readonly #pageByStatus: Database.Statement<[string, number, number]>;
+
+  constructor(db: Database.Database) {
+    this.#insert = db.prepare(
+      `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
+    );
+    this.#get = db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`);
+    // Two statements rather than one with `(? IS NULL OR status = ?)`, so each uses its index.
+    this.#page = db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`);
+    this.#pageByStatus = db.prepare(
+      `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
+    );
+  }
+
+  async create(pet: NewPetRecord): Promise<Pet> {
+    return petFromRow(this.#insert.get(pet.name, pet.categoryId, pet.status) as PetRow);
+  }
+
+  async get(id: number): Promise<Pet | undefined> {
+    const row = this.#get.get(id) as PetRow | undefined;
+    return row === undefined ? undefined : petFromRow(row);
+  }
+
+  async list(query: PetPageQuery): Promise<Pet[]> {
+    const afterId = query.afterId ?? 0;
+    const rows =
+      query.status === undefined
+        ? this.#page.all(afterId, query.limit)
+        : this.#pageByStatus.all(query.status, afterId, query.limit);
+    return (rows as PetRow[]).map(petFromRow);
+  }
+}
+
+class SqliteApiKeyStore implements ApiKeyStore {
+  readonly #db: Database.Database;
+  readonly #findByHash: Database.Statement<[string]>;
+  readonly #touch: Database.Statement<[number, number]>;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    this.#findByHash = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`);
+    this.#touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  }
+
+  #insert(key: NewApiKeyRecord, onlyIfNoKeys: boolean): ApiKeyRecord | undefined {
+    const guard = onlyIfNoKeys ? 'WHERE NOT EXISTS (SELECT 1 FROM api_keys)' : '';
+    try {
+      const row = this.#db
+        .prepare(
+          `INSERT INTO api_keys (name, prefix, hash, scopes, created_at, expires_at)
+           SELECT ?, ?, ?, ?, ?, ? ${guard} RETURNING ${KEY_COLUMNS}`,
+        )
+        .get(
+          key.name,
+          key.prefix,
+          key.hash,
+          key.scopes.join(','),
+          key.createdAt.getTime(),
+          key.expiresAt?.getTime() ?? null,
+        ) as ApiKeyRow | undefined;
+      return row === undefined ? undefined : withoutHash(keyFromRow(row));
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new DuplicateNameError(key.name);
+      throw error;
+    }
+  }
+
+  async create(key: NewApiKeyRecord): Promise<ApiKeyRecord> {
+    return this.#insert(key, false) as ApiKeyRecord;
+  }
+
+  async createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
+    return this.#insert(key, true);
+  }
+
+  async findByHash(hash: string): Promise<ApiKeyWithHash | undefined> {
+    const row = this.#findByHash.get(hash) as ApiKeyRow | undefined;
+    return row === undefined ? undefined : keyFromRow(row);
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    const rows = this.#db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`).all() as ApiKeyRow[];
+    return rows.map((row) => withoutHash(keyFromRow(row)));
+  }
+
+  async revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined> {
+    const byId = /^\d+$/.test(idOrName);
+    const row = this.#db
+      .prepare(
+        `UPDATE api_keys SET revoked_at = ? WHERE ${byId ? 'id' : 'name'} = ? AND revoked_at IS NULL
+         RETURNING ${KEY_COLUMNS}`,
+      )
+      .get(at.getTime(), byId ? Number(idOrName) : idOrName) as ApiKeyRow | undefined;
+    return row === undefined ? undefined : withoutHash(keyFromRow(row));
+  }
+
+  async touch(id: number, at: Date): Promise<void> {
+    this.#touch.run(at.getTime(), id);
+  }
+}
+
+/**
+ * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so an acknowledged write
+ * survives a crash or power loss. better-sqlite3 is synchronous; each call is short and indexed.
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  readonly pets: PetStore;
+  readonly apiKeys: ApiKeyStore;
+  readonly #db: Database.Database;
+
+  private constructor(db: Database.Database) {
+    this.#db = db;
+    this.pets = new SqlitePetStore(db);
+    this.apiKeys = new SqliteApiKeyStore(db);
+  }
+
+  /** Opens (creating if needed) the database file and brings its schema up to date. */
+  static open(path: string): SqliteStore {
+    mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path, { timeout: 10_000 });
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      migrateSqlite(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    return new SqliteStore(db);
+  }
+
+  async secret(name: string): Promise<Buffer> {
+    this.#db.prepare('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)').run(name, randomBytes(32));
+    const row = this.#db.prepare('SELECT value FROM secrets WHERE name = ?').get(name) as { value: Buffer };
+    return row.value;
+  }
+
+  async ping(): Promise<void> {
+    this.#db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+}

@@ -1,0 +1,82 @@
+import type { Scope } from '../domain/api-key.js';
+import type { Pet, PetStatus } from '../schemas/pet.js';
+
+/**
+ * The one storage interface. Implementations (SQLite now, PostgreSQL next) pass the same contract
+ * suite (test/store-contract.test.ts); nothing above this layer knows which one it talks to.
+ */
+export interface Store {
+  readonly kind: string;
+  readonly pets: PetStore;
+  readonly apiKeys: ApiKeyStore;
+  /** A random secret shared by every instance on this database, created on first use. */
+  secret(name: string): Promise<Buffer>;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface NewPetRecord {
+  readonly name: string;
+  readonly categoryId: number;
+  readonly status: PetStatus;
+}
+
+export interface PetPageQuery {
+  /** Rows to return at most. */
+  readonly limit: number;
+  readonly status?: PetStatus | undefined;
+  /** Only pets with an id greater than this one (keyset pagination). */
+  readonly afterId?: number | undefined;
+}
+
+export interface PetStore {
+  create(pet: NewPetRecord): Promise<Pet>;
+  get(id: number): Promise<Pet | undefined>;
+  /** Pets in ascending id order. */
+  list(query: PetPageQuery): Promise<Pet[]>;
+}
+
+export interface ApiKeyRecord {
+  readonly id: number;
+  readonly name: string;
+  /** The first characters of the key, safe to show. */
+  readonly prefix: string;
+  readonly scopes: readonly Scope[];
+  readonly createdAt: Date;
+  readonly expiresAt: Date | null;
+  readonly lastUsedAt: Date | null;
+  readonly revokedAt: Date | null;
+}
+
+export interface ApiKeyWithHash extends ApiKeyRecord {
+  readonly hash: string;
+}
+
+export interface NewApiKeyRecord {
+  readonly name: string;
+  readonly prefix: string;
+  readonly hash: string;
+  readonly scopes: readonly Scope[];
+  readonly expiresAt: Date | null;
+  readonly createdAt: Date;
+}
+
+export interface ApiKeyStore {
+  /** Throws DuplicateNameError when an active key already has the name. */
+  create(key: NewApiKeyRecord): Promise<ApiKeyRecord>;
+  /** Creates the key only when no key exists at all (atomically); undefined otherwise. */
+  createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined>;
+  findByHash(hash: string): Promise<ApiKeyWithHash | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Revokes the active key with this id or name; undefined when there is none. */
+  revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined>;
+  touch(id: number, at: Date): Promise<void>;
+}
+
+export class DuplicateNameError extends Error {
+  constructor(name: string) {
+    super(`an active key named "${name}" already exists`);
+    this.name = 'DuplicateNameError';
+  }
+}
