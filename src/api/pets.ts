@@ -7,8 +7,8 @@ import { deprecationHooks } from '../http/deprecation.js';
 import { ApiError } from '../http/error-codes.js';
 import type { Links } from '../http/links.js';
 import { errorResponses } from '../http/responses.js';
-import { ref } from '../schemas/ref.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas/pet.js';
+import { ref } from '../schemas/ref.js';
 import type { Store } from '../store/store.js';
 
 export interface PetRoutesOptions {

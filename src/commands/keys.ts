@@ -28,7 +28,14 @@ function state(key: ApiKeyRecord, now: Date): string {
 
 function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
-  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 async function create(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
@@ -104,6 +111,8 @@ export async function keysCommand(config: Config, args: string[], out: NodeJS.Wr
     case 'revoke':
       return revoke(config, rest, out);
     default:
-      throw new UsageError(`keys needs a subcommand: create, list or revoke${sub === undefined ? '' : ` (got "${sub}")`}`);
+      throw new UsageError(
+        `keys needs a subcommand: create, list or revoke${sub === undefined ? '' : ` (got "${sub}")`}`,
+      );
   }
 }

@@ -34,7 +34,10 @@ export function methodNotAllowed(app: FastifyInstance) {
           schema: { hide: true },
           handler: (request, reply) => {
             reply.header('allow', allow);
-            return sendError(reply, new ApiError('method_not_allowed', `${request.method} is not allowed here; allowed: ${allow}`));
+            return sendError(
+              reply,
+              new ApiError('method_not_allowed', `${request.method} is not allowed here; allowed: ${allow}`),
+            );
           },
         });
       }

@@ -16,9 +16,6 @@ const WHEN: Partial<Record<ErrorCode, string>> = {
 /** Response schemas for the error statuses an operation can answer, each with the Error body. */
 export function errorResponses(...codes: ErrorCode[]) {
   return Object.fromEntries(
-    codes.map((code) => [
-      ERROR_CODES[code],
-      ref(ErrorBody, { description: WHEN[code] ?? code }),
-    ]),
+    codes.map((code) => [ERROR_CODES[code], ref(ErrorBody, { description: WHEN[code] ?? code })]),
   );
 }

@@ -89,6 +89,7 @@ export function validationMessage(context: string, error: FastifySchemaValidatio
     case 'type':
       if (context === 'body' && path.length === 0 && detail.data == null) return 'a JSON object body is required';
       if (context !== 'body' && Array.isArray(detail.data)) return `${where(context, path)} must be given at most once`;
+      if (Array.isArray(parent.enum)) return `${where(context, path)} must be one of: ${parent.enum.join(', ')}`;
       return `${where(context, path)} must be ${detail.params.type === 'integer' ? 'an integer' : `of type ${detail.params.type}`}`;
     case 'enum':
       return `${where(context, path)} must be one of: ${(detail.params.allowedValues as unknown[]).join(', ')}`;

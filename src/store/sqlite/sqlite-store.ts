@@ -76,15 +76,11 @@ class SqlitePetStore implements PetStore {
   readonly #pageByStatus: Database.Statement<[string, number, number]>;
 
   constructor(db: Database.Database) {
-    this.#insert = db.prepare(
-      `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
-    );
+    this.#insert = db.prepare(`INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`);
     this.#get = db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`);
     // Two statements rather than one with `(? IS NULL OR status = ?)`, so each uses its index.
     this.#page = db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`);
-    this.#pageByStatus = db.prepare(
-      `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
-    );
+    this.#pageByStatus = db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`);
   }
 
   async create(pet: NewPetRecord): Promise<Pet> {

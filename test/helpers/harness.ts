@@ -1,0 +1,133 @@
+import type { TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import type { Clock } from '../../src/clock.js';
+import type { Scope } from '../../src/domain/api-key.js';
+import { issueApiKey } from '../../src/services/api-keys.js';
+import type { Store } from '../../src/store/store.js';
+import { BACKENDS, type StoreBackend } from './stores.js';
+
+export interface CallOptions {
+  /** The bearer key; `null` sends no Authorization header. Defaults to a key with every scope. */
+  key?: string | null;
+  /** An object is sent as JSON; a string is sent as it is. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  json: any;
+}
+
+export interface Harness {
+  readonly url: string;
+  readonly app: FastifyInstance;
+  readonly store: Store;
+  readonly keys: { readonly all: string; readonly read: string; readonly write: string };
+  call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  /** Creates pets over HTTP and returns them in creation order. */
+  createPets(count: number, make?: (i: number) => Record<string, unknown>): Promise<any[]>;
+}
+
+export interface HarnessOptions {
+  readonly clock?: Clock;
+  readonly publicUrl?: string;
+  readonly store?: Store;
+}
+
+export async function request(url: string, method: string, path: string, options: CallOptions, defaultKey?: string) {
+  const headers: Record<string, string> = { ...options.headers };
+  const key = options.key === undefined ? defaultKey : options.key;
+  if (key !== null && key !== undefined) headers.authorization = `Bearer ${key}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(url + path, { method, headers, ...(body === undefined ? {} : { body }) });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json } satisfies CallResult;
+}
+
+/** Starts the service on a real port over a store of the given backend, with keys of each scope. */
+export async function startHarness(
+  t: TestContext,
+  backend: StoreBackend,
+  options: HarnessOptions = {},
+): Promise<Harness> {
+  let store = options.store;
+  if (store === undefined) {
+    const fixture = await backend.create();
+    t.after(() => fixture.dispose());
+    store = fixture.store;
+  }
+  const app = await buildApp({
+    store,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+  });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  t.after(() => app.close());
+  const clock = options.clock ?? (() => new Date());
+  const issue = async (name: string, scopes: Scope[]) => (await issueApiKey(store, clock, { name, scopes })).key;
+  const keys = {
+    all: await issue('all', ['read', 'write']),
+    read: await issue('reader', ['read']),
+    write: await issue('writer', ['write']),
+  };
+  const call = (method: string, path: string, callOptions: CallOptions = {}) =>
+    request(url, method, path, callOptions, keys.all);
+  return {
+    url,
+    app,
+    store,
+    keys,
+    call,
+    async createPets(count, make = (i) => ({ name: `pet-${i}`, categoryId: 1 })) {
+      const pets = [];
+      for (let i = 0; i < count; i++) {
+        const result = await call('POST', '/v1/pets', { body: make(i) });
+        if (result.status !== 201) throw new Error(`create failed: ${result.status} ${result.text}`);
+        pets.push(result.json);
+      }
+      return pets;
+    },
+  };
+}
+
+/** Runs `body` once per store backend, as a describe block named after the backend. */
+export function eachBackend(fn: (backend: StoreBackend) => void): void {
+  for (const backend of BACKENDS) fn(backend);
+}
+
+/** Asserts the response is an Error body with this status and code; returns its message. */
+export function expectError(result: CallResult, status: number, code: string): string {
+  const problems: string[] = [];
+  if (result.status !== status) problems.push(`status ${result.status}, expected ${status}`);
+  if (!result.headers.get('content-type')?.startsWith('application/json')) {
+    problems.push(`content-type ${result.headers.get('content-type')}`);
+  }
+  const body = result.json;
+  if (
+    typeof body !== 'object' ||
+    body === null ||
+    body.code !== code ||
+    body.status !== status ||
+    typeof body.message !== 'string' ||
+    Object.keys(body).sort().join() !== 'code,message,status'
+  ) {
+    problems.push(`body ${result.text}, expected code ${code}`);
+  }
+  if (problems.length > 0) throw new Error(problems.join('; '));
+  return body.message;
+}
