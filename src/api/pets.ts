@@ -22,6 +22,14 @@ export interface PetRoutesOptions {
 export const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z');
 export const GET_PET_SUNSET_AT = new Date('2030-12-05T00:00:00Z');
 const DEFAULT_LIMIT = 20;
+const DEPRECATION_HEADERS = {
+  Deprecation: { type: 'string', description: 'RFC 9745: when the operation was deprecated (`@<epoch seconds>`).' },
+  Sunset: { type: 'string', description: 'RFC 8594: when it stops working, `Thu, 05 Dec 2030 00:00:00 GMT`.' },
+  Link: {
+    type: 'string',
+    description: 'The successor (`rel="successor-version"`) and the notice (`rel="deprecation"`).',
+  },
+};
 
 export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { store, clock, cursors, links }) => {
   app.get(
@@ -90,7 +98,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         response: {
           201: ref(Pet, {
             description: 'The created animal, with its assigned `id`.',
-            headers: { Location: { type: 'string', description: 'Path of the created animal.' } },
+            headers: { Location: { type: 'string', description: 'URL of the created animal.' } },
           }),
           ...errorResponses(
             'invalid_request',
@@ -135,7 +143,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         tags: ['pets'],
         params: PetIdParams,
         response: {
-          200: ref(Pet, { description: 'The animal.' }),
+          200: ref(Pet, { description: 'The animal.', headers: DEPRECATION_HEADERS }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'gone'),
         },
       },

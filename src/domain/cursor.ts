@@ -31,8 +31,13 @@ export class CursorCodec {
   decode(text: string): CursorPosition | undefined {
     const [encodedPayload, encodedMac, ...rest] = text.split('.');
     if (encodedPayload === undefined || encodedMac === undefined || rest.length > 0) return undefined;
-    const payload = Buffer.from(encodedPayload, 'base64url').toString();
+    const payloadBytes = Buffer.from(encodedPayload, 'base64url');
     const mac = Buffer.from(encodedMac, 'base64url');
+    // Only the canonical encoding is accepted, so every altered character is refused.
+    if (payloadBytes.toString('base64url') !== encodedPayload || mac.toString('base64url') !== encodedMac) {
+      return undefined;
+    }
+    const payload = payloadBytes.toString();
     if (mac.length !== MAC_BYTES || !timingSafeEqual(mac, this.#mac(payload))) return undefined;
     const match = /^(\d{1,16}):(.*)$/s.exec(payload);
     if (match === null) return undefined;

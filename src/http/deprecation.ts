@@ -30,7 +30,10 @@ export function deprecationHooks(
   return {
     onRequest: async (request: FastifyRequest) => {
       if (clock() >= deprecation.sunsetAt) {
-        throw new ApiError('gone', `${request.method} ${request.routeOptions.url} was removed on ${removedOn}`);
+        throw new ApiError(
+          'gone',
+          `${request.method} ${request.routeOptions.url} was removed on ${removedOn}; use ${deprecation.successor}`,
+        );
       }
     },
     onSend: async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {

@@ -13,9 +13,20 @@ const WHEN: Partial<Record<ErrorCode, string>> = {
   unsupported_media_type: 'The body is not application/json.',
 };
 
+const CHALLENGE = {
+  type: 'string',
+  description: 'RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent.',
+};
+
 /** Response schemas for the error statuses an operation can answer, each with the Error body. */
 export function errorResponses(...codes: ErrorCode[]) {
   return Object.fromEntries(
-    codes.map((code) => [ERROR_CODES[code], ref(ErrorBody, { description: WHEN[code] ?? code })]),
+    codes.map((code) => [
+      ERROR_CODES[code],
+      ref(ErrorBody, {
+        description: WHEN[code] ?? code,
+        ...(code === 'unauthorized' ? { headers: { 'WWW-Authenticate': CHALLENGE } } : {}),
+      }),
+    ]),
   );
 }

@@ -45,8 +45,13 @@ export const NewPet = Type.Object(
   {
     name: PetName,
     categoryId: CategoryId,
+    // allOf, not a bare $ref: the OpenAPI generator drops keywords beside a $ref, and the default must show.
     status: Type.Optional(
-      Type.Unsafe<PetStatus>({ $ref: 'PetStatus', default: 'available', description: 'Defaults to `available`.' }),
+      Type.Unsafe<PetStatus>({
+        allOf: [{ $ref: 'PetStatus' }],
+        default: 'available',
+        description: 'Defaults to `available`.',
+      }),
     ),
   },
   {
@@ -69,7 +74,9 @@ export const ListPetsQuery = Type.Object(
         description: 'Maximum number of animals returned.',
       }),
     ),
-    status: Type.Optional(Type.Unsafe<PetStatus>({ $ref: 'PetStatus', description: 'Filters by status.' })),
+    status: Type.Optional(
+      Type.Unsafe<PetStatus>({ allOf: [{ $ref: 'PetStatus' }], description: 'Only animals with this status.' }),
+    ),
     cursor: Type.Optional(
       Type.String({
         minLength: 1,

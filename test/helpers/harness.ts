@@ -29,6 +29,8 @@ export interface Harness {
   readonly store: Store;
   readonly keys: { readonly all: string; readonly read: string; readonly write: string };
   call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  /** Starts another instance of the service on its own connection to the same database, with the same keys. */
+  startInstance(): Promise<Harness>;
   /** Creates pets over HTTP and returns them in creation order. */
   createPets(count: number, make?: (i: number) => Record<string, unknown>): Promise<any[]>;
 }
@@ -36,7 +38,6 @@ export interface Harness {
 export interface HarnessOptions {
   readonly clock?: Clock;
   readonly publicUrl?: string;
-  readonly store?: Store;
 }
 
 export async function request(url: string, method: string, path: string, options: CallOptions, defaultKey?: string) {
@@ -59,18 +60,7 @@ export async function request(url: string, method: string, path: string, options
   return { status: response.status, headers: response.headers, text, json } satisfies CallResult;
 }
 
-/** Starts the service on a real port over a store of the given backend, with keys of each scope. */
-export async function startHarness(
-  t: TestContext,
-  backend: StoreBackend,
-  options: HarnessOptions = {},
-): Promise<Harness> {
-  let store = options.store;
-  if (store === undefined) {
-    const fixture = await backend.create();
-    t.after(() => fixture.dispose());
-    store = fixture.store;
-  }
+async function listen(t: TestContext, store: Store, options: HarnessOptions) {
   const app = await buildApp({
     store,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -78,13 +68,16 @@ export async function startHarness(
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   t.after(() => app.close());
-  const clock = options.clock ?? (() => new Date());
-  const issue = async (name: string, scopes: Scope[]) => (await issueApiKey(store, clock, { name, scopes })).key;
-  const keys = {
-    all: await issue('all', ['read', 'write']),
-    read: await issue('reader', ['read']),
-    write: await issue('writer', ['write']),
-  };
+  return { app, url };
+}
+
+function harness(
+  app: FastifyInstance,
+  url: string,
+  store: Store,
+  keys: Harness['keys'],
+  startInstance: Harness['startInstance'],
+): Harness {
   const call = (method: string, path: string, callOptions: CallOptions = {}) =>
     request(url, method, path, callOptions, keys.all);
   return {
@@ -93,6 +86,7 @@ export async function startHarness(
     store,
     keys,
     call,
+    startInstance,
     async createPets(count, make = (i) => ({ name: `pet-${i}`, categoryId: 1 })) {
       const pets = [];
       for (let i = 0; i < count; i++) {
@@ -103,6 +97,31 @@ export async function startHarness(
       return pets;
     },
   };
+}
+
+/** Starts the service on a real port over a fresh store of the given backend, with keys of each scope. */
+export async function startHarness(
+  t: TestContext,
+  backend: StoreBackend,
+  options: HarnessOptions = {},
+): Promise<Harness> {
+  const fixture = await backend.create();
+  t.after(() => fixture.dispose());
+  const { store } = fixture;
+  const clock = options.clock ?? (() => new Date());
+  const issue = async (name: string, scopes: Scope[]) => (await issueApiKey(store, clock, { name, scopes })).key;
+  const keys = {
+    all: await issue('all', ['read', 'write']),
+    read: await issue('reader', ['read']),
+    write: await issue('writer', ['write']),
+  };
+  const startInstance = async () => {
+    const other = await fixture.reopen();
+    const { app, url } = await listen(t, other, options);
+    return harness(app, url, other, keys, startInstance);
+  };
+  const { app, url } = await listen(t, store, options);
+  return harness(app, url, store, keys, startInstance);
 }
 
 /** Runs `body` once per store backend, as a describe block named after the backend. */

@@ -39,6 +39,17 @@ interface ApiKeyRow {
 const PET_COLUMNS = 'id, name, category_id, status';
 const KEY_COLUMNS = 'id, name, prefix, hash, scopes, created_at, expires_at, last_used_at, revoked_at';
 
+/**
+ * The hot queries, exported so a test can check their plans. Two page queries rather than one with
+ * `(? IS NULL OR status = ?)`, so each is served by its index and reads only the rows it returns.
+ */
+export const PET_QUERIES = {
+  insert: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
+  get: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`,
+  page: `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
+  pageByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
+} as const;
+
 function petFromRow(row: PetRow): Pet {
   return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status };
 }
@@ -76,11 +87,10 @@ class SqlitePetStore implements PetStore {
   readonly #pageByStatus: Database.Statement<[string, number, number]>;
 
   constructor(db: Database.Database) {
-    this.#insert = db.prepare(`INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`);
-    this.#get = db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`);
-    // Two statements rather than one with `(? IS NULL OR status = ?)`, so each uses its index.
-    this.#page = db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`);
-    this.#pageByStatus = db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`);
+    this.#insert = db.prepare(PET_QUERIES.insert);
+    this.#get = db.prepare(PET_QUERIES.get);
+    this.#page = db.prepare(PET_QUERIES.page);
+    this.#pageByStatus = db.prepare(PET_QUERIES.pageByStatus);
   }
 
   async create(pet: NewPetRecord): Promise<Pet> {

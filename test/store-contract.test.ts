@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Scope } from '../src/domain/api-key.js';
+import { DuplicateNameError, type NewApiKeyRecord } from '../src/store/store.js';
+import { BACKENDS, type StoreFixture } from './helpers/stores.js';
+
+function keyRecord(name: string, overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord {
+  return {
+    name,
+    prefix: 'psk_abcdef',
+    hash: `${name}-hash`.padEnd(64, '0'),
+    scopes: ['read', 'write'] as Scope[],
+    expiresAt: null,
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+    ...overrides,
+  };
+}
+
+for (const backend of BACKENDS) {
+  describe(`store contract [${backend.name}]`, () => {
+    async function fresh(t: { after: (fn: () => Promise<void>) => void }): Promise<StoreFixture> {
+      const fixture = await backend.create();
+      t.after(() => fixture.dispose());
+      return fixture;
+    }
+
+    test('pets: create assigns increasing ids and get returns what was stored', async (t) => {
+      const { store } = await fresh(t);
+      const a = await store.pets.create({ name: ' Rex ', categoryId: 3, status: 'available' });
+      const b = await store.pets.create({ name: 'Émile 🐈', categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' });
+      assert.ok(a.id >= 1 && b.id > a.id);
+      assert.deepEqual(await store.pets.get(a.id), { id: a.id, name: ' Rex ', categoryId: 3, status: 'available' });
+      assert.deepEqual(await store.pets.get(b.id), b);
+      assert.equal(b.categoryId, Number.MAX_SAFE_INTEGER);
+      assert.equal(await store.pets.get(b.id + 1), undefined);
+    });
+
+    test('pets: list pages in id order, by status, after an id', async (t) => {
+      const { store } = await fresh(t);
+      const statuses = ['available', 'sold', 'pending', 'sold', 'available', 'sold'] as const;
+      const pets = [];
+      for (const [i, status] of statuses.entries())
+        pets.push(await store.pets.create({ name: `p${i}`, categoryId: 1, status }));
+      assert.deepEqual(await store.pets.list({ limit: 10 }), pets);
+      assert.deepEqual(await store.pets.list({ limit: 2 }), pets.slice(0, 2));
+      assert.deepEqual(await store.pets.list({ limit: 10, afterId: pets[2]?.id }), pets.slice(3));
+      const sold = pets.filter((pet) => pet.status === 'sold');
+      assert.deepEqual(await store.pets.list({ limit: 10, status: 'sold' }), sold);
+      assert.deepEqual(await store.pets.list({ limit: 1, status: 'sold', afterId: sold[0]?.id }), [sold[1]]);
+      assert.deepEqual(await store.pets.list({ limit: 10, afterId: pets.at(-1)?.id }), []);
+    });
+
+    test('api keys: create, find by hash, list without hashes, duplicate active names refused', async (t) => {
+      const { store } = await fresh(t);
+      const created = await store.apiKeys.create(keyRecord('ci', { scopes: ['read'] }));
+      assert.equal(created.name, 'ci');
+      assert.deepEqual(created.scopes, ['read']);
+      assert.equal(created.revokedAt, null);
+      const found = await store.apiKeys.findByHash(keyRecord('ci').hash);
+      assert.equal(found?.id, created.id);
+      assert.equal(found?.hash, keyRecord('ci').hash);
+      assert.equal(await store.apiKeys.findByHash('0'.repeat(64)), undefined);
+      await assert.rejects(store.apiKeys.create(keyRecord('ci', { hash: 'f'.repeat(64) })), DuplicateNameError);
+      const listed = await store.apiKeys.list();
+      assert.equal(listed.length, 1);
+      assert.ok(!('hash' in (listed[0] as object)));
+    });
+
+    test('api keys: revoke by id or name; the name is free again afterwards', async (t) => {
+      const { store } = await fresh(t);
+      const one = await store.apiKeys.create(keyRecord('one'));
+      await store.apiKeys.create(keyRecord('two'));
+      const at = new Date('2026-02-01T00:00:00Z');
+      assert.equal((await store.apiKeys.revoke(String(one.id), at))?.name, 'one');
+      assert.equal((await store.apiKeys.revoke('two', at))?.revokedAt?.getTime(), at.getTime());
+      assert.equal(await store.apiKeys.revoke('two', at), undefined, 'already revoked');
+      assert.equal(await store.apiKeys.revoke('nobody', at), undefined);
+      assert.equal((await store.apiKeys.findByHash(keyRecord('one').hash))?.revokedAt?.getTime(), at.getTime());
+      await store.apiKeys.create(keyRecord('two', { hash: 'e'.repeat(64) }));
+    });
+
+    test('api keys: createFirst creates only on an empty table, once across instances', async (t) => {
+      const fixture = await fresh(t);
+      const other = await fixture.reopen();
+      const results = await Promise.all([
+        fixture.store.apiKeys.createFirst(keyRecord('first-a')),
+        other.apiKeys.createFirst(keyRecord('first-b')),
+      ]);
+      assert.equal(results.filter((r) => r !== undefined).length, 1);
+      assert.equal(await fixture.store.apiKeys.createFirst(keyRecord('first-c')), undefined);
+      assert.equal((await fixture.store.apiKeys.list()).length, 1);
+    });
+
+    test('api keys: touch records the last-used time; expiry is kept', async (t) => {
+      const { store } = await fresh(t);
+      const expiresAt = new Date('2030-01-01T00:00:00Z');
+      const key = await store.apiKeys.create(keyRecord('k', { expiresAt }));
+      assert.equal(key.expiresAt?.getTime(), expiresAt.getTime());
+      const at = new Date('2026-03-01T12:00:00Z');
+      await store.apiKeys.touch(key.id, at);
+      assert.equal((await store.apiKeys.list())[0]?.lastUsedAt?.getTime(), at.getTime());
+    });
+
+    test('secrets are created once and shared by every instance', async (t) => {
+      const fixture = await fresh(t);
+      const first = await fixture.store.secret('cursor');
+      assert.equal(first.length, 32);
+      assert.deepEqual(await fixture.store.secret('cursor'), first);
+      assert.deepEqual(await (await fixture.reopen()).secret('cursor'), first);
+      assert.notDeepEqual(await fixture.store.secret('other'), first);
+    });
+
+    test('ping answers while open; a second open of the same database migrates nothing and sees the data', async (t) => {
+      const fixture = await fresh(t);
+      await fixture.store.ping();
+      const pet = await fixture.store.pets.create({ name: 'x', categoryId: 1, status: 'pending' });
+      const other = await fixture.reopen();
+      assert.deepEqual(await other.pets.get(pet.id), pet);
+    });
+  });
+}
