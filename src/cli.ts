@@ -31,6 +31,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'migrate': {
+      if (args.length > 0) throw new UsageError(`migrate takes no arguments (got "${args.join(' ')}")`);
       const store = await openStore(config.database);
       await store.close();
       process.stdout.write(`database schema is up to date (${store.kind})\n`);

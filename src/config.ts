@@ -47,7 +47,17 @@ export function parseDatabaseUrl(text: string | undefined): DatabaseConfig {
   if (/^postgres(ql)?:\/\//i.test(text)) {
     throw new ConfigError('DATABASE_URL: PostgreSQL is not supported by this version yet; use sqlite:PATH');
   }
-  const path = text.startsWith('sqlite:') ? text.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : text;
+  let path = text;
+  if (text.startsWith('sqlite:')) {
+    path = text.slice('sqlite:'.length);
+    // sqlite:///abs/path is absolute; sqlite://x/… would name a host, which a file has not.
+    if (path.startsWith('//')) {
+      if (!path.startsWith('///')) {
+        throw new ConfigError('DATABASE_URL: write sqlite:relative/path or sqlite:///absolute/path');
+      }
+      path = path.slice(2);
+    }
+  }
   if (path === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
     throw new ConfigError(`DATABASE_URL must be sqlite:PATH or a file path, got "${text}"`);
   }

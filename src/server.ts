@@ -30,6 +30,8 @@ export async function startServer(config: Config, out: NodeJS.WritableStream = p
   }
   app.addHook('onClose', async () => store.close());
 
+  const url = await app.listen({ host: config.host, port: config.port });
+  // After listening, so a server that cannot start never consumes the one-time first key.
   const first = await issueFirstApiKey(store, systemClock);
   if (first !== undefined) {
     out.write(
@@ -37,7 +39,7 @@ export async function startServer(config: Config, out: NodeJS.WritableStream = p
         'Use it as "Authorization: Bearer <key>". Manage keys with "petstore keys create|list|revoke".\n\n',
     );
   }
-  const url = await app.listen({ host: config.host, port: config.port });
+  app.log.info({ url }, 'ready');
   return { app, url, stop: () => app.close() };
 }
 

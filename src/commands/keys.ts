@@ -2,19 +2,40 @@ import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import { parseScopes } from '../domain/api-key.js';
-import { issueApiKey } from '../services/api-keys.js';
+import { issueApiKey, KEY_NAME_PROBLEM, KEY_NAME_RULE } from '../services/api-keys.js';
 import { openStore } from '../store/open-store.js';
 import type { ApiKeyRecord } from '../store/store.js';
 import { UsageError } from './usage-error.js';
 
-/** `--expires 2027-01-01` (midnight UTC) or a full ISO 8601 date-time. */
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** `--expires 2027-01-31` (midnight UTC) or an ISO 8601 date-time with its zone; impossible dates are refused. */
 export function parseExpiry(text: string): Date {
-  const date = /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(`${text}T00:00:00Z`) : new Date(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(date.getTime())) {
-    throw new UsageError(`--expires takes an ISO 8601 date such as 2027-01-31, got "${text}"`);
+  const day = DATE_ONLY.test(text) ? text : DATE_TIME.exec(text)?.[1];
+  const date = new Date(DATE_ONLY.test(text) ? `${text}T00:00:00Z` : text);
+  const realDay =
+    day !== undefined && !Number.isNaN(date.getTime()) && new Date(`${day}T00:00:00Z`).toISOString().startsWith(day);
+  if (!realDay) {
+    throw new UsageError(
+      `--expires takes a date such as 2027-01-31 or a date-time with its zone such as 2027-01-31T12:00Z, got "${text}"`,
+    );
   }
   return date;
 }
+
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+export const KEYS_USAGE = `Usage:
+  petstore keys create --name NAME [--scopes read,write] [--expires DATE]
+  petstore keys list [--json]
+  petstore keys revoke ID|NAME`;
 
 function day(date: Date | null): string {
   return date === null ? '-' : date.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -43,13 +64,15 @@ async function create(config: Config, args: string[], out: NodeJS.WritableStream
     args,
     options: { name: { type: 'string' }, scopes: { type: 'string' }, expires: { type: 'string' } },
   });
-  if (values.name === undefined) throw new UsageError('keys create needs --name NAME');
-  const scopes = values.scopes === undefined ? undefined : parseScopes(values.scopes);
+  const { name } = values;
+  if (name === undefined) throw new UsageError('keys create needs --name NAME');
+  if (!KEY_NAME_RULE.test(name)) throw new UsageError(KEY_NAME_PROBLEM);
+  const scopes = values.scopes === undefined ? undefined : usage(() => parseScopes(values.scopes as string));
   const expiresAt = values.expires === undefined ? null : parseExpiry(values.expires);
   const store = await openStore(config.database);
   try {
     const issued = await issueApiKey(store, systemClock, {
-      name: values.name,
+      name,
       expiresAt,
       ...(scopes === undefined ? {} : { scopes }),
     });
@@ -103,6 +126,10 @@ async function revoke(config: Config, args: string[], out: NodeJS.WritableStream
 
 export async function keysCommand(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
   const [sub, ...rest] = args;
+  if (sub === '--help' || sub === '-h' || rest.includes('--help') || rest.includes('-h')) {
+    out.write(`${KEYS_USAGE}\n`);
+    return;
+  }
   switch (sub) {
     case 'create':
       return create(config, rest, out);

@@ -15,10 +15,11 @@ export interface IssuedKey {
 }
 
 export const KEY_NAME_RULE = /^(?!\d+$)[A-Za-z0-9._-]{1,64}$/;
+export const KEY_NAME_PROBLEM = 'a key name is 1 to 64 of A-Z a-z 0-9 . _ - and not only digits';
 
 function newKeyRecord(request: IssueKeyRequest, clock: Clock) {
   if (!KEY_NAME_RULE.test(request.name)) {
-    throw new Error('a key name is 1 to 64 of A-Z a-z 0-9 . _ - and not only digits');
+    throw new Error(KEY_NAME_PROBLEM);
   }
   const now = clock();
   if (request.expiresAt != null && request.expiresAt <= now) throw new Error('the expiry date must be in the future');
