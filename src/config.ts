@@ -5,7 +5,18 @@ export interface SqliteDatabaseConfig {
   readonly path: string;
 }
 
-export type DatabaseConfig = SqliteDatabaseConfig;
+export interface PostgresDatabaseConfig {
+  readonly kind: 'postgres';
+  readonly url: string;
+  /** Pool size per process. */
+  readonly poolSize: number;
+  /** Bound on opening a connection; past it the request answers 503. */
+  readonly connectTimeoutMs: number;
+  /** Bound on one query (client side, and statement_timeout on the server). */
+  readonly queryTimeoutMs: number;
+}
+
+export type DatabaseConfig = SqliteDatabaseConfig | PostgresDatabaseConfig;
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -42,10 +53,42 @@ function parsePort(text: string | undefined): number {
   return port;
 }
 
-export function parseDatabaseUrl(text: string | undefined): DatabaseConfig {
+function parseInteger(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
+  }
+  return value;
+}
+
+export function parseDatabaseUrl(text: string | undefined, env: NodeJS.ProcessEnv = {}): DatabaseConfig {
   if (text === undefined) return { kind: 'sqlite', path: resolve(DEFAULT_DATABASE_PATH) };
   if (/^postgres(ql)?:\/\//i.test(text)) {
-    throw new ConfigError('DATABASE_URL: PostgreSQL is not supported by this version yet; use sqlite:PATH');
+    try {
+      new URL(text);
+    } catch {
+      throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
+    }
+    return {
+      kind: 'postgres',
+      url: text,
+      poolSize: parseInteger('DATABASE_POOL_SIZE', nonEmpty(env.DATABASE_POOL_SIZE), 10, 1, 1000),
+      connectTimeoutMs: parseInteger(
+        'DATABASE_CONNECT_TIMEOUT_MS',
+        nonEmpty(env.DATABASE_CONNECT_TIMEOUT_MS),
+        3000,
+        100,
+        600_000,
+      ),
+      queryTimeoutMs: parseInteger(
+        'DATABASE_QUERY_TIMEOUT_MS',
+        nonEmpty(env.DATABASE_QUERY_TIMEOUT_MS),
+        5000,
+        100,
+        600_000,
+      ),
+    };
   }
   let path = text;
   if (text.startsWith('sqlite:')) {
@@ -59,7 +102,8 @@ export function parseDatabaseUrl(text: string | undefined): DatabaseConfig {
     }
   }
   if (path === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-    throw new ConfigError(`DATABASE_URL must be sqlite:PATH or a file path, got "${text}"`);
+    // The value is not echoed: a URL may carry a password.
+    throw new ConfigError('DATABASE_URL must be postgres://…, sqlite:PATH or a file path');
   }
   return { kind: 'sqlite', path: resolve(path) };
 }
@@ -91,7 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     port: parsePort(nonEmpty(env.PORT)),
-    database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL)),
+    database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL), env),
     publicUrl: parsePublicUrl(nonEmpty(env.PUBLIC_URL)),
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL)),
   };

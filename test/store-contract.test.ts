@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Scope } from '../src/domain/api-key.js';
 import { DuplicateNameError, type NewApiKeyRecord } from '../src/store/store.js';
-import { BACKENDS, type StoreFixture } from './helpers/stores.js';
+import { eachBackend } from './helpers/harness.js';
+import type { StoreFixture } from './helpers/stores.js';
 
 function keyRecord(name: string, overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord {
   return {
@@ -16,7 +17,7 @@ function keyRecord(name: string, overrides: Partial<NewApiKeyRecord> = {}): NewA
   };
 }
 
-for (const backend of BACKENDS) {
+eachBackend((backend) => {
   describe(`store contract [${backend.name}]`, () => {
     async function fresh(t: { after: (fn: () => Promise<void>) => void }): Promise<StoreFixture> {
       const fixture = await backend.create();
@@ -118,4 +119,4 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await other.pets.get(pet.id), pet);
     });
   });
-}
+});

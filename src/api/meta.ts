@@ -8,12 +8,14 @@ export const metaRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
 
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', { config: { public: true }, schema: { hide: true } }, async (request) => {
+  app.get('/readyz', { config: { public: true }, schema: { hide: true } }, async () => {
     try {
       await store.ping();
     } catch (error) {
-      request.log.warn({ err: error }, 'store not ready');
-      throw new ApiError('service_unavailable', 'the database is not reachable', { headers: { 'retry-after': '5' } });
+      throw new ApiError('service_unavailable', 'the database is not reachable', {
+        headers: { 'retry-after': '5' },
+        cause: error,
+      });
     }
     return { status: 'ready', store: store.kind };
   });

@@ -1,7 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorBody } from '../schemas/error.js';
+import { StoreUnavailableError } from '../store/store.js';
 import { ApiError, ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { validationMessage } from './validation.js';
+
+/** What a client is told to wait when the database is away: long enough for a restart or fail-over. */
+const RETRY_AFTER_SECONDS = 5;
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>(
   Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode]),
@@ -16,6 +20,12 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
 /** Turns what Fastify and its parsers throw into the API's own errors, so every reply has the Error body. */
 function toApiError(error: FastifyError & { validationContext?: string }): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  if (error instanceof StoreUnavailableError) {
+    return new ApiError('service_unavailable', 'the database is unavailable; retry shortly', {
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      cause: error,
+    });
+  }
   if (error.validation !== undefined && error.validation.length > 0) {
     const first = error.validation[0] as Parameters<typeof validationMessage>[1];
     return new ApiError('invalid_request', validationMessage(error.validationContext ?? 'request', first));
@@ -41,7 +51,8 @@ export function installErrorReplies(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
     if (apiError !== undefined) {
-      if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      if (apiError.statusCode === 503) request.log.warn({ err: error }, 'service unavailable');
+      else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       return sendError(reply, apiError);
     }
     request.log.error({ err: error }, 'unexpected error');

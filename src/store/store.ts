@@ -80,3 +80,11 @@ export class DuplicateNameError extends Error {
     this.name = 'DuplicateNameError';
   }
 }
+
+/** The database cannot be reached or did not answer in time; the request may be retried later. */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the database is unavailable', { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}

@@ -166,6 +166,7 @@ class SqliteApiKeyStore implements ApiKeyStore {
 
   async revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined> {
     const byId = /^\d+$/.test(idOrName);
+    if (byId && !Number.isSafeInteger(Number(idOrName))) return undefined;
     const row = this.#db
       .prepare(
         `UPDATE api_keys SET revoked_at = ? WHERE ${byId ? 'id' : 'name'} = ? AND revoked_at IS NULL

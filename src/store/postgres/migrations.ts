@@ -1,0 +1,34 @@
+/**
+ * Versioned schema changes, applied in order and recorded in schema_migrations.
+ * Never edit a released migration: append a new one.
+ */
+export const POSTGRES_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE pets (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name        TEXT   NOT NULL,
+    category_id BIGINT NOT NULL CHECK (category_id >= 1),
+    status      TEXT   NOT NULL CHECK (status IN ('available', 'pending', 'sold'))
+  );
+  -- Serves the status filter in id order: a filtered page reads only the rows it returns.
+  CREATE INDEX pets_status_id ON pets (status, id);
+
+  CREATE TABLE api_keys (
+    id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name         TEXT        NOT NULL,
+    prefix       TEXT        NOT NULL,
+    hash         TEXT        NOT NULL UNIQUE,
+    scopes       TEXT        NOT NULL,
+    created_at   TIMESTAMPTZ NOT NULL,
+    expires_at   TIMESTAMPTZ,
+    last_used_at TIMESTAMPTZ,
+    revoked_at   TIMESTAMPTZ
+  );
+  CREATE UNIQUE INDEX api_keys_active_name ON api_keys (name) WHERE revoked_at IS NULL;
+
+  CREATE TABLE secrets (
+    name  TEXT  PRIMARY KEY,
+    value BYTEA NOT NULL
+  );
+  `,
+];

@@ -1,0 +1,309 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { PostgresDatabaseConfig } from '../../config.js';
+import type { Scope } from '../../domain/api-key.js';
+import type { Pet, PetStatus } from '../../schemas/pet.js';
+import type {
+  ApiKeyRecord,
+  ApiKeyStore,
+  ApiKeyWithHash,
+  NewApiKeyRecord,
+  NewPetRecord,
+  PetPageQuery,
+  PetStore,
+  Store,
+} from '../store.js';
+import { translatePgError } from './postgres-errors.js';
+import { migratePostgres } from './postgres-migrate.js';
+
+interface PetRow {
+  id: number;
+  name: string;
+  category_id: number;
+  status: PetStatus;
+}
+
+interface ApiKeyRow {
+  id: number;
+  name: string;
+  prefix: string;
+  hash: string;
+  scopes: string;
+  created_at: Date;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const PET_COLUMNS = 'id, name, category_id, status';
+const KEY_COLUMNS = 'id, name, prefix, hash, scopes, created_at, expires_at, last_used_at, revoked_at';
+/** Advisory lock keys are per schema, so separate deployments (and test schemas) never contend. */
+const lockKey = (name: string) => `hashtext(coalesce(current_schema(), '') || '.petstore.${name}')`;
+
+/**
+ * The hot queries, exported so a test can check their plans.
+ *
+ * Inserts take a transaction-level advisory lock before the identity value is drawn and hold it until
+ * commit, so pets become visible in id order: a reader never sees id N+1 while N is still in flight,
+ * and keyset pages never skip a pet. (Without it, two concurrent inserts can commit out of id order.)
+ */
+export const PET_QUERIES = {
+  insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('pet-ids')}))
+    INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM in_id_order
+    RETURNING ${PET_COLUMNS}`,
+  get: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
+  page: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`,
+  pageByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
+} as const;
+
+/** BIGINT arrives as text; the service's values stay below 2^53, and anything else is refused, not rounded. */
+const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === pg.types.builtins.INT8) {
+      return (text: string) => {
+        const value = Number(text);
+        if (!Number.isSafeInteger(value)) throw new RangeError(`int8 value ${text} is beyond 2^53 - 1`);
+        return value;
+      };
+    }
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+function petFromRow(row: PetRow): Pet {
+  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status };
+}
+
+function keyFromRow(row: ApiKeyRow): ApiKeyWithHash {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    hash: row.hash,
+    scopes: row.scopes.split(',') as Scope[],
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function withoutHash({ hash: _hash, ...record }: ApiKeyWithHash): ApiKeyRecord {
+  return record;
+}
+
+class Database {
+  readonly #pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /** One statement, prepared per connection under `name`; database outages become StoreUnavailableError. */
+  async rows<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], keyName?: string) {
+    try {
+      return (await this.#pool.query<R>({ name, text, values })).rows;
+    } catch (error) {
+      throw translatePgError(error, keyName === undefined ? {} : { keyName });
+    }
+  }
+
+  /** Runs `work` in one transaction on one connection. */
+  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, keyName?: string): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw translatePgError(error);
+    }
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw translatePgError(error, keyName === undefined ? {} : { keyName });
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+class PostgresPetStore implements PetStore {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async create(pet: NewPetRecord): Promise<Pet> {
+    const [row] = await this.#db.rows<PetRow>('pets-insert', PET_QUERIES.insert, [
+      pet.name,
+      pet.categoryId,
+      pet.status,
+    ]);
+    return petFromRow(row as PetRow);
+  }
+
+  async get(id: number): Promise<Pet | undefined> {
+    const [row] = await this.#db.rows<PetRow>('pets-get', PET_QUERIES.get, [id]);
+    return row === undefined ? undefined : petFromRow(row);
+  }
+
+  async list(query: PetPageQuery): Promise<Pet[]> {
+    const afterId = query.afterId ?? 0;
+    const rows =
+      query.status === undefined
+        ? await this.#db.rows<PetRow>('pets-page', PET_QUERIES.page, [afterId, query.limit])
+        : await this.#db.rows<PetRow>('pets-page-status', PET_QUERIES.pageByStatus, [
+            query.status,
+            afterId,
+            query.limit,
+          ]);
+    return rows.map(petFromRow);
+  }
+}
+
+const INSERT_KEY = `INSERT INTO api_keys (name, prefix, hash, scopes, created_at, expires_at)
+  SELECT $1, $2, $3, $4, $5, $6`;
+
+function keyValues(key: NewApiKeyRecord): unknown[] {
+  return [key.name, key.prefix, key.hash, key.scopes.join(','), key.createdAt, key.expiresAt];
+}
+
+class PostgresApiKeyStore implements ApiKeyStore {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async create(key: NewApiKeyRecord): Promise<ApiKeyRecord> {
+    const [row] = await this.#db.rows<ApiKeyRow>(
+      'keys-insert',
+      `${INSERT_KEY} RETURNING ${KEY_COLUMNS}`,
+      keyValues(key),
+      key.name,
+    );
+    return withoutHash(keyFromRow(row as ApiKeyRow));
+  }
+
+  async createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
+    // The lock makes "no key exists yet" and the insert one step across instances.
+    return this.#db.transaction(async (client) => {
+      await client.query(`SELECT pg_advisory_xact_lock(${lockKey('first-key')})`);
+      const { rows } = await client.query<ApiKeyRow>(
+        `${INSERT_KEY} WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING ${KEY_COLUMNS}`,
+        keyValues(key),
+      );
+      return rows[0] === undefined ? undefined : withoutHash(keyFromRow(rows[0]));
+    }, key.name);
+  }
+
+  async findByHash(hash: string): Promise<ApiKeyWithHash | undefined> {
+    const [row] = await this.#db.rows<ApiKeyRow>(
+      'keys-by-hash',
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`,
+      [hash],
+    );
+    return row === undefined ? undefined : keyFromRow(row);
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    const rows = await this.#db.rows<ApiKeyRow>('keys-list', `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`, []);
+    return rows.map((row) => withoutHash(keyFromRow(row)));
+  }
+
+  async revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined> {
+    const byId = /^\d+$/.test(idOrName);
+    if (byId && !Number.isSafeInteger(Number(idOrName))) return undefined;
+    const [row] = await this.#db.rows<ApiKeyRow>(
+      byId ? 'keys-revoke-id' : 'keys-revoke-name',
+      `UPDATE api_keys SET revoked_at = $1 WHERE ${byId ? 'id = $2::bigint' : 'name = $2'} AND revoked_at IS NULL
+       RETURNING ${KEY_COLUMNS}`,
+      [at, idOrName],
+    );
+    return row === undefined ? undefined : withoutHash(keyFromRow(row));
+  }
+
+  async touch(id: number, at: Date): Promise<void> {
+    await this.#db.rows('keys-touch', 'UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, id]);
+  }
+}
+
+/**
+ * The production store: PostgreSQL through a node-postgres pool, shared by any number of instances.
+ * Connect and query time-outs are bounded, so an unreachable database yields StoreUnavailableError
+ * (503) quickly, and the pool reconnects by itself when the database returns.
+ */
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  readonly pets: PetStore;
+  readonly apiKeys: ApiKeyStore;
+  readonly #pool: pg.Pool;
+  readonly #db: Database;
+
+  private constructor(pool: pg.Pool) {
+    this.#pool = pool;
+    this.#db = new Database(pool);
+    this.pets = new PostgresPetStore(this.#db);
+    this.apiKeys = new PostgresApiKeyStore(this.#db);
+  }
+
+  /** Connects, and brings the schema up to date. */
+  static async open(config: PostgresDatabaseConfig): Promise<PostgresStore> {
+    const pool = new pg.Pool({
+      connectionString: config.url,
+      max: config.poolSize,
+      connectionTimeoutMillis: config.connectTimeoutMs,
+      query_timeout: config.queryTimeoutMs,
+      statement_timeout: config.queryTimeoutMs,
+      idleTimeoutMillis: 30_000,
+      keepAlive: true,
+      types: typeParsers,
+      application_name: 'petstore',
+    });
+    // An idle connection dropped by the server is removed by the pool; the next query reconnects.
+    pool.on('error', () => undefined);
+    try {
+      const client = await pool.connect();
+      let failed: Error | undefined;
+      try {
+        await migratePostgres(client);
+      } catch (error) {
+        failed = error as Error;
+        throw error;
+      } finally {
+        client.release(failed);
+      }
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return new PostgresStore(pool);
+  }
+
+  async secret(name: string): Promise<Buffer> {
+    await this.#db.rows(
+      'secrets-insert',
+      'INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+      [name, randomBytes(32)],
+    );
+    const [row] = await this.#db.rows<{ value: Buffer }>('secrets-get', 'SELECT value FROM secrets WHERE name = $1', [
+      name,
+    ]);
+    return (row as { value: Buffer }).value;
+  }
+
+  async ping(): Promise<void> {
+    await this.#db.rows('ping', 'SELECT 1', []);
+  }
+
+  async close(): Promise<void> {
+    if (!this.#pool.ended) await this.#pool.end();
+  }
+}
