@@ -1,14 +1,17 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
+import { parseArgs } from 'node:util';
 import { keysCommand } from './commands/keys.js';
 import { UsageError } from './commands/usage-error.js';
 import { loadConfig } from './config.js';
 import { startServer, stopOnSignals } from './server.js';
 import { openStore } from './store/open-store.js';
+import { parseWorkers, runPrimary } from './workers.js';
 
 const USAGE = `Usage: petstore <command>
 
 Commands:
-  serve                                   run the service (npm start)
+  serve [--workers N|auto]                run the service (npm start); N processes share the port
   migrate                                 bring the database schema up to date
   keys create --name NAME [--scopes read,write] [--expires DATE]
                                           issue a key; prints the key alone on stdout
@@ -26,8 +29,11 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig(process.env);
   switch (command) {
     case 'serve': {
-      if (args.length > 0) throw new UsageError(`serve takes no arguments (got "${args.join(' ')}")`);
-      stopOnSignals(await startServer(config));
+      const { values } = parseArgs({ args, options: { workers: { type: 'string' } } });
+      const workers = parseWorkers(values.workers);
+      if (cluster.isWorker) stopOnSignals(await startServer(config, { worker: true }));
+      else if (workers > 1) await runPrimary(config, workers);
+      else stopOnSignals(await startServer(config));
       return;
     }
     case 'migrate': {

@@ -1,9 +1,11 @@
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { issueFirstApiKey } from './services/api-keys.js';
 import { openStore } from './store/open-store.js';
+import type { Store } from './store/store.js';
 
 /** How long a graceful stop may take before the process gives up on in-flight requests. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -14,8 +16,24 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Opens the store, issues the first key if there is none, and listens. */
-export async function startServer(config: Config, out: NodeJS.WritableStream = process.stdout): Promise<RunningServer> {
+/** On a store with no keys at all, creates one and prints it, once; does nothing otherwise. */
+export async function announceFirstKey(store: Store, out: NodeJS.WritableStream): Promise<void> {
+  const first = await issueFirstApiKey(store, systemClock);
+  if (first === undefined) return;
+  out.write(
+    `\nNo API keys existed, so petstore created one. It is shown only this once; keep it safe:\n\n  ${first.key}\n\n` +
+      'Use it as "Authorization: Bearer <key>". Manage keys with "petstore keys create|list|revoke".\n\n',
+  );
+}
+
+export interface StartOptions {
+  /** A cluster worker leaves the first key and the ready line to the primary process. */
+  readonly worker?: boolean;
+  readonly out?: NodeJS.WritableStream;
+}
+
+/** Opens the store, listens, then issues the first key if there is none. */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const store = await openStore(config.database);
   let app: FastifyInstance;
   try {
@@ -31,15 +49,11 @@ export async function startServer(config: Config, out: NodeJS.WritableStream = p
   app.addHook('onClose', async () => store.close());
 
   const url = await app.listen({ host: config.host, port: config.port });
-  // After listening, so a server that cannot start never consumes the one-time first key.
-  const first = await issueFirstApiKey(store, systemClock);
-  if (first !== undefined) {
-    out.write(
-      `\nNo API keys existed, so petstore created one. It is shown only this once; keep it safe:\n\n  ${first.key}\n\n` +
-        'Use it as "Authorization: Bearer <key>". Manage keys with "petstore keys create|list|revoke".\n\n',
-    );
+  if (options.worker !== true) {
+    // After listening, so a server that cannot start never consumes the one-time first key.
+    await announceFirstKey(store, options.out ?? process.stdout);
+    app.log.info({ url }, 'ready');
   }
-  app.log.info({ url }, 'ready');
   return { app, url, stop: () => app.close() };
 }
 
@@ -58,6 +72,8 @@ export function stopOnSignals(server: RunningServer): void {
     server.stop().then(
       () => {
         process.exitCode = 0;
+        // A cluster worker's IPC channel would keep it alive; with the server closed, let it go.
+        cluster.worker?.disconnect();
       },
       (error: unknown) => {
         server.app.log.error({ err: error }, 'error while stopping');
@@ -65,6 +81,6 @@ export function stopOnSignals(server: RunningServer): void {
       },
     );
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 }

@@ -40,7 +40,13 @@ export interface HarnessOptions {
   readonly publicUrl?: string;
 }
 
-export async function request(url: string, method: string, path: string, options: CallOptions, defaultKey?: string) {
+export async function request(
+  url: string,
+  method: string,
+  path: string,
+  options: CallOptions,
+  defaultKey?: string,
+): Promise<CallResult> {
   const headers: Record<string, string> = { ...options.headers };
   const key = options.key === undefined ? defaultKey : options.key;
   if (key !== null && key !== undefined) headers.authorization = `Bearer ${key}`;
@@ -57,7 +63,7 @@ export async function request(url: string, method: string, path: string, options
   } catch {
     json = undefined;
   }
-  return { status: response.status, headers: response.headers, text, json } satisfies CallResult;
+  return { status: response.status, headers: response.headers, text, json };
 }
 
 async function listen(t: TestContext, store: Store, options: HarnessOptions) {

@@ -100,8 +100,13 @@ export interface ServeProcess {
  * Spawns `petstore serve` and waits until it is ready (listening, first key printed). The process is SIGKILLed after the test
  * if it is still running, whatever happened.
  */
-export async function startServe(t: TestContext, env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServe(
+  t: TestContext,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 15_000,
+  args: string[] = [],
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   // Registered before anything can throw, so the child never outlives the test.
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

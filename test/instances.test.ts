@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, type TestContext, test } from 'node:test';
+import { eachBackend, request } from './helpers/harness.js';
+import { cliEnv, runCli, type ServeProcess, startServe, tempDir } from './helpers/process.js';
+import { createPostgresSchema, type StoreBackend } from './helpers/stores.js';
+
+/** A DATABASE_URL for a fresh database of the backend, removed after the test. */
+async function freshDatabaseUrl(t: TestContext, backend: StoreBackend): Promise<string> {
+  if (backend.name === 'sqlite') return join(tempDir(t), 'petstore.db');
+  const schema = await createPostgresSchema();
+  t.after(() => schema.drop());
+  return schema.url;
+}
+
+async function createKey(env: NodeJS.ProcessEnv, name: string): Promise<string> {
+  const result = await runCli(['keys', 'create', '--name', name], env);
+  assert.equal(result.code, 0, result.stderr);
+  return result.stdout.trim();
+}
+
+function nextLink(headers: Headers): string | undefined {
+  return /<([^>]+)>; rel="next"/.exec(headers.get('link') ?? '')?.[1];
+}
+
+eachBackend((backend) => {
+  describe(`several instances on one database [${backend.name}]`, () => {
+    test('two processes behave as one service: unique ids, shared pages and cursors, revocation everywhere', async (t) => {
+      const env = cliEnv(await freshDatabaseUrl(t, backend));
+      const servers: ServeProcess[] = await Promise.all([startServe(t, env), startServe(t, env)]);
+      t.after(() => Promise.all(servers.map((server) => server.stop())));
+      const key = await createKey(env, 'shared');
+      const at = (i: number) => (servers[i % 2] as ServeProcess).url;
+
+      const created = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          request(at(i), 'POST', '/v1/pets', { key, body: { name: `p${i}`, categoryId: 1 + (i % 3) } }),
+        ),
+      );
+      assert.ok(created.every((result) => result.status === 201));
+      const ids = created.map((result) => (result.json as { id: number }).id);
+      assert.equal(new Set(ids).size, ids.length, 'ids are unique across instances');
+
+      for (const id of ids.slice(0, 10)) {
+        const [a, b] = await Promise.all(
+          servers.map((server) => request(server.url, 'GET', `/v1/pets/${id}`, { key })),
+        );
+        assert.equal(a?.status, 200);
+        assert.deepEqual(a?.json, b?.json);
+      }
+
+      const seen: number[] = [];
+      let path: string | undefined = '/v1/pets?limit=7';
+      for (let page = 0; path !== undefined; page++) {
+        const result = await request(at(page), 'GET', path, { key });
+        assert.equal(result.status, 200, result.text);
+        seen.push(...(result.json as Array<{ id: number }>).map((pet) => pet.id));
+        path = nextLink(result.headers);
+      }
+      assert.deepEqual(
+        seen,
+        [...ids].sort((x, y) => x - y),
+        'pages alternating between instances see every pet once, in order',
+      );
+
+      const revoked = await runCli(['keys', 'revoke', 'shared'], env);
+      assert.equal(revoked.code, 0, revoked.stderr);
+      for (const server of servers) {
+        assert.equal((await request(server.url, 'GET', '/v1/pets', { key })).status, 401);
+      }
+    });
+
+    test('serve --workers 2: two worker processes share the port and stop together', async (t) => {
+      const env = cliEnv(await freshDatabaseUrl(t, backend));
+      const server = await startServe(t, env, 20_000, ['--workers', '2']);
+      const workers = execFileSync('ps', ['-o', 'pid=', '--ppid', String(server.child.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.trim() !== '');
+      assert.equal(workers.length, 2, 'two worker processes');
+      const keys = server.stdout().match(/psk_[0-9A-Za-z]{36}/g) ?? [];
+      assert.equal(keys.length, 1, 'the primary prints the first key once');
+      const key = keys[0] as string;
+      const results = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          request(server.url, 'POST', '/v1/pets', { key, body: { name: `w${i}`, categoryId: 1 } }),
+        ),
+      );
+      assert.ok(results.every((result) => result.status === 201));
+      assert.equal(new Set(results.map((result) => (result.json as { id: number }).id)).size, 100);
+      const pids = new Set(
+        server
+          .stdout()
+          .match(/"pid":\d+[^\n]*"statusCode":201/g)
+          ?.map((line) => line.split(',')[0]),
+      );
+      assert.equal(pids.size, 2, 'both workers answered requests');
+      assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
+    });
+
+    test('serve --workers rejects a bad count', async (t) => {
+      const env = cliEnv(await freshDatabaseUrl(t, backend));
+      for (const count of ['0', '65', 'many', '']) {
+        const result = await runCli(['serve', '--workers', count], env);
+        assert.equal(result.code, 2, `--workers ${count}: ${result.stderr}`);
+        assert.match(result.stderr, /^petstore: --workers takes a number from 1 to 64 or "auto"/);
+      }
+    });
+  });
+});
