@@ -19,7 +19,9 @@ async function eventually(check: () => Promise<boolean>, timeoutMs: number): Pro
   throw new Error(`not recovered within ${timeoutMs} ms`);
 }
 
-test('the database goes away and comes back: 503 during the outage, 2xx after it, no restart', { skip: unavailable }, async (t) => {
+test('the database goes away and comes back: 503 during the outage, 2xx after it, no restart', {
+  skip: unavailable,
+}, async (t) => {
   const cluster = await createPgCluster();
   t.after(() => cluster.destroy());
   const env = cliEnv(cluster.url, { DATABASE_CONNECT_TIMEOUT_MS: '1000', DATABASE_QUERY_TIMEOUT_MS: '2000' });
@@ -62,7 +64,9 @@ test('the database goes away and comes back: 503 during the outage, 2xx after it
   assert.deepEqual(await server.stop(), { code: 0, signal: null });
 });
 
-test('a frozen database (no answer at all): time-outs bound every request to a 503, then it recovers', { skip: unavailable }, async (t) => {
+test('a frozen database (no answer at all): time-outs bound every request to a 503, then it recovers', {
+  skip: unavailable,
+}, async (t) => {
   const cluster = await createPgCluster();
   t.after(() => cluster.destroy());
   const env = cliEnv(cluster.url, { DATABASE_CONNECT_TIMEOUT_MS: '1000', DATABASE_QUERY_TIMEOUT_MS: '1500' });

@@ -51,6 +51,35 @@ eachBackend((backend) => {
       assert.deepEqual(await store.pets.list({ limit: 10, afterId: pets.at(-1)?.id }), []);
     });
 
+    test('pets: a reader paging while two instances insert concurrently never skips or repeats a pet', async (t) => {
+      const fixture = await fresh(t);
+      const stores = [fixture.store, await fixture.reopen()];
+      let writing = true;
+      const writers = Promise.all(
+        Array.from({ length: 8 }, async (_, w) => {
+          for (let i = 0; i < 40; i++) {
+            await stores[w % 2]?.pets.create({ name: `w${w}-${i}`, categoryId: 1, status: 'available' });
+          }
+        }),
+      ).finally(() => {
+        writing = false;
+      });
+      const seen: number[] = [];
+      let afterId = 0;
+      for (;;) {
+        const finished = !writing;
+        const page = await fixture.store.pets.list({ limit: 3, afterId });
+        seen.push(...page.map((pet) => pet.id));
+        afterId = page.at(-1)?.id ?? afterId;
+        if (page.length === 0 && finished) break;
+        if (page.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      await writers;
+      const all = (await fixture.store.pets.list({ limit: 1000 })).map((pet) => pet.id);
+      assert.equal(all.length, 320);
+      assert.deepEqual(seen, all, 'the reader saw every pet exactly once, in order');
+    });
+
     test('api keys: create, find by hash, list without hashes, duplicate active names refused', async (t) => {
       const { store } = await fresh(t);
       const created = await store.apiKeys.create(keyRecord('ci', { scopes: ['read'] }));

@@ -26,7 +26,8 @@ function postgresBin(): string | undefined {
 /** Why a private cluster cannot be made here, or undefined when it can. */
 export function pgClusterUnavailable(): string | undefined {
   const bin = postgresBin();
-  if (bin === undefined || !existsSync(join(bin, 'initdb'))) return 'PostgreSQL server binaries (initdb) are not installed';
+  if (bin === undefined || !existsSync(join(bin, 'initdb')))
+    return 'PostgreSQL server binaries (initdb) are not installed';
   if (process.getuid?.() !== 0) return 'making a private cluster needs root (to run initdb as the postgres user)';
   try {
     execFileSync('id', ['-u', 'postgres']);
