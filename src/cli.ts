@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { keysCommand } from './commands/keys.js';
 import { UsageError } from './commands/usage-error.js';
 import { loadConfig } from './config.js';
-import { startServer, stopOnSignals } from './server.js';
+import { serveUntilSignalled, startServer } from './server.js';
 import { openStore } from './store/open-store.js';
 import { parseWorkers, runPrimary } from './workers.js';
 
@@ -31,9 +31,9 @@ async function main(argv: string[]): Promise<void> {
     case 'serve': {
       const { values } = parseArgs({ args, options: { workers: { type: 'string' } } });
       const workers = parseWorkers(values.workers);
-      if (cluster.isWorker) stopOnSignals(await startServer(config, { worker: true }));
+      if (cluster.isWorker) await serveUntilSignalled(startServer(config, { worker: true }));
       else if (workers > 1) await runPrimary(config, workers);
-      else stopOnSignals(await startServer(config));
+      else await serveUntilSignalled(startServer(config));
       return;
     }
     case 'migrate': {

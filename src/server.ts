@@ -57,30 +57,35 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   return { app, url, stop: () => app.close() };
 }
 
-/** Stops gracefully on SIGTERM/SIGINT: no new connections, in-flight requests finish, the store closes. */
-export function stopOnSignals(server: RunningServer): void {
+/**
+ * Serves until SIGTERM/SIGINT, then stops gracefully: no new connections, in-flight requests finish,
+ * the store closes, exit 0. The handlers are installed before the server starts, so a signal that
+ * arrives during start-up still ends in a graceful stop rather than the default abrupt exit.
+ */
+export async function serveUntilSignalled(starting: Promise<RunningServer>): Promise<void> {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    server.app.log.info({ signal }, 'stopping');
     const timer = setTimeout(() => {
-      server.app.log.error('graceful stop timed out; exiting');
+      process.stderr.write('petstore: graceful stop timed out; exiting\n');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     timer.unref();
-    server.stop().then(
-      () => {
+    starting
+      .then(async (server) => {
+        server.app.log.info({ signal }, 'stopping');
+        await server.stop();
         process.exitCode = 0;
         // A cluster worker's IPC channel would keep it alive; with the server closed, let it go.
         cluster.worker?.disconnect();
-      },
-      (error: unknown) => {
-        server.app.log.error({ err: error }, 'error while stopping');
+      })
+      .catch(() => {
+        // A failed start is reported by the caller; a failed stop leaves a non-zero status.
         process.exitCode = 1;
-      },
-    );
+      });
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  await starting;
 }

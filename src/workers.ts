@@ -32,7 +32,9 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
   let stopping = false;
   let failed = false;
   const live = new Set<Worker>();
+  const listeningWorkers = new WeakSet<Worker>();
   const fork = () => live.add(cluster.fork());
+  cluster.on('listening', (worker) => listeningWorkers.add(worker));
 
   const listening = new Promise<string>((resolve, reject) => {
     let count = 0;
@@ -47,7 +49,7 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
         reject(new Error(`a worker exited (${code ?? signal}) before it listened`));
         return;
       }
-      log.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
+      log.error({ workerPid: worker.process.pid, code, signal }, 'worker died; starting another');
       setTimeout(() => {
         if (!stopping) fork();
       }, RESPAWN_DELAY_MS);
@@ -58,11 +60,17 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'stopping workers');
-    for (const worker of live) worker.process.kill('SIGTERM');
+    for (const worker of live) {
+      // A worker still booting has no handler yet and would die by the signal's default action.
+      if (listeningWorkers.has(worker)) worker.process.kill('SIGTERM');
+      else worker.once('listening', () => worker.process.kill('SIGTERM'));
+    }
   };
   cluster.on('exit', (_worker, code) => {
+    if (!stopping) return;
+    // Only the stop itself decides the exit status; a crash before it was already handled by a respawn.
     if (code !== 0) failed = true;
-    if (stopping && live.size === 0) process.exitCode = failed ? 1 : 0;
+    if (live.size === 0) process.exitCode = failed ? 1 : 0;
   });
   process.on('SIGTERM', stopAll);
   process.on('SIGINT', stopAll);

@@ -98,6 +98,35 @@ eachBackend((backend) => {
       assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
     });
 
+    test('serve --workers 2: a worker that dies is replaced and the service keeps answering', async (t) => {
+      const env = cliEnv(await freshDatabaseUrl(t, backend));
+      const server = await startServe(t, env, 20_000, ['--workers', '2']);
+      const key = (server.stdout().match(/psk_[0-9A-Za-z]{36}/) ?? [])[0] as string;
+      const workers = () =>
+        execFileSync('ps', ['-o', 'pid=', '--ppid', String(server.child.pid)], { encoding: 'utf8' })
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line !== '');
+      const [victim] = workers();
+      process.kill(Number(victim), 'SIGKILL');
+      const deadline = Date.now() + 10_000;
+      let now = workers();
+      while (Date.now() < deadline && (now.length !== 2 || now.includes(victim as string))) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        now = workers();
+      }
+      assert.equal(
+        workers().length,
+        2,
+        `a new worker took its place: ${workers().join(' ')} (victim ${victim})\n${server.stdout().slice(-600)}`,
+      );
+      assert.ok(!workers().includes(victim as string));
+      for (let i = 0; i < 20; i++) {
+        assert.equal((await request(server.url, 'GET', '/v1/pets', { key })).status, 200);
+      }
+      assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
+    });
+
     test('serve --workers rejects a bad count', async (t) => {
       const env = cliEnv(await freshDatabaseUrl(t, backend));
       for (const count of ['0', '65', 'many', '']) {
