@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { metaRoutes } from './api/meta.js';
+import { orderRoutes } from './api/orders.js';
 import { petRoutes } from './api/pets.js';
 import { type Clock, systemClock } from './clock.js';
 import { CursorCodec } from './domain/cursor.js';
@@ -12,6 +13,7 @@ import { Links } from './http/links.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
 import { validatorCompiler } from './http/validation.js';
 import { ErrorBody } from './schemas/error.js';
+import { NewOrder, Order, OrderStatus, OrderStatusChange } from './schemas/order.js';
 import { NewPet, Pet, PetStatus } from './schemas/pet.js';
 import type { Store } from './store/store.js';
 
@@ -23,7 +25,7 @@ export interface AppOptions {
 }
 
 /** Schemas registered once: validation, serialisation and `components.schemas` of the OpenAPI document. */
-const SHARED_SCHEMAS = [PetStatus, Pet, NewPet, ErrorBody];
+const SHARED_SCHEMAS = [PetStatus, Pet, NewPet, OrderStatus, Order, NewOrder, OrderStatusChange, ErrorBody];
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const INTERFACE_VERSION = '1.0.0';
 
@@ -40,6 +42,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // JSON only: Fastify also parses text/plain by default, which would let non-JSON bodies reach validation.
   app.removeContentTypeParser('text/plain');
+  // PATCH bodies may say what they are (RFC 7396); a {status} merge patch parses as JSON.
+  app.addContentTypeParser(
+    'application/merge-patch+json',
+    { parseAs: 'string' },
+    app.getDefaultJsonParser('error', 'error'),
+  );
   app.setValidatorCompiler(validatorCompiler(SHARED_SCHEMAS));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   installErrorReplies(app);
@@ -70,16 +78,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       servers: [{ url: links.to('/v1') }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearerAuth: [] }],
-      tags: [{ name: 'pets', description: 'The animals of the store.' }],
+      tags: [
+        { name: 'pets', description: 'The animals of the store.' },
+        { name: 'store', description: "Orders: an extension of the interface's store area (`GET /store/orders`)." },
+      ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(authPlugin, { store: options.store, clock });
 
   const routes = methodNotAllowed(app);
-  const cursors = new CursorCodec(await options.store.secret('cursor'), 'pets');
+  const secret = await options.store.secret('cursor');
   await app.register(metaRoutes, { store: options.store });
-  await app.register(petRoutes, { store: options.store, clock, cursors, links });
+  await app.register(petRoutes, { store: options.store, clock, cursors: new CursorCodec(secret, 'pets'), links });
+  await app.register(orderRoutes, { store: options.store, clock, cursors: new CursorCodec(secret, 'orders'), links });
   routes.answerOtherMethods();
   return app;
 }

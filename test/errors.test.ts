@@ -18,6 +18,7 @@ function brokenStore(real: Store): Store {
     secret: (name) => real.secret(name),
     apiKeys: real.apiKeys,
     pets: { create: fail, get: fail, list: fail },
+    orders: { place: fail, get: fail, list: fail, changeStatus: fail },
     ping: fail,
     close: () => real.close(),
   };

@@ -6,7 +6,9 @@ import { petNameProblem } from '../domain/pet-name.js';
 import { deprecationHooks } from '../http/deprecation.js';
 import { ApiError } from '../http/error-codes.js';
 import type { Links } from '../http/links.js';
+import { Pager } from '../http/pager.js';
 import { errorResponses } from '../http/responses.js';
+import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas/pet.js';
 import { ref } from '../schemas/ref.js';
 import type { Store } from '../store/store.js';
@@ -21,7 +23,6 @@ export interface PetRoutesOptions {
 /** The interface removes `GET /pets/{petId}` on 5 December 2030; it was deprecated from this service's first release. */
 export const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z');
 export const GET_PET_SUNSET_AT = new Date('2030-12-05T00:00:00Z');
-const DEFAULT_LIMIT = 20;
 const DEPRECATION_HEADERS = {
   Deprecation: { type: 'string', description: 'RFC 9745: when the operation was deprecated (`@<epoch seconds>`).' },
   Sunset: { type: 'string', description: 'RFC 8594: when it stops working, `Thu, 05 Dec 2030 00:00:00 GMT`.' },
@@ -32,6 +33,7 @@ const DEPRECATION_HEADERS = {
 };
 
 export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { store, clock, cursors, links }) => {
+  const pager = new Pager(cursors, links, '/v1/pets');
   app.get(
     '/v1/pets',
     {
@@ -47,42 +49,16 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         response: {
           200: Type.Array(ref(Pet), {
             description: 'A page of animals.',
-            headers: {
-              Link: {
-                type: 'string',
-                description: 'RFC 8288 link to the next page (`rel="next"`); absent on the last page.',
-              },
-            },
+            headers: NEXT_LINK_HEADER,
           }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
         },
       },
     },
     async (request, reply) => {
-      const { limit = DEFAULT_LIMIT, status, cursor } = request.query;
-      let afterId = 0;
-      if (cursor !== undefined) {
-        const position = cursors.decode(cursor);
-        if (position === undefined) {
-          throw new ApiError('invalid_request', 'query parameter "cursor" is not a cursor this service issued');
-        }
-        if (position.filter !== (status ?? '')) {
-          const issuedFor = position.filter === '' ? 'no status filter' : `status=${position.filter}`;
-          throw new ApiError(
-            'invalid_request',
-            `query parameter "cursor" was issued for ${issuedFor}; send it with the same status filter`,
-          );
-        }
-        afterId = position.afterId;
-      }
-      const rows = await store.pets.list({ limit: limit + 1, status, afterId });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      if (rows.length > limit && last !== undefined) {
-        const next = cursors.encode({ afterId: last.id, filter: status ?? '' });
-        reply.header('link', `<${links.to('/v1/pets', { limit, status, cursor: next })}>; rel="next"`);
-      }
-      return page;
+      const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query;
+      const afterId = pager.afterId(cursor, status);
+      return pager.page(reply, await store.pets.list({ limit: limit + 1, status, afterId }), limit, status);
     },
   );
 

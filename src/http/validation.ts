@@ -13,7 +13,8 @@ function newAjv(useDefaults: boolean, shared: readonly AnySchema[]): Ajv {
     useDefaults,
     allErrors: false,
     verbose: true,
-    formats: { int64: true },
+    // Formats only annotate here: int64 bounds are explicit minimum/maximum; date-time is output only.
+    formats: { int64: true, 'date-time': true },
     keywords: [PATTERN_MESSAGE],
   });
   for (const schema of shared) ajv.addSchema(schema);

@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 import { NAME_MAX_CHARS } from '../domain/pet-name.js';
 import { Int64, MAX_JSON_INTEGER } from './int64.js';
 import { PATTERN_MESSAGE } from './keywords.js';
+import { PageCursor, PageLimit } from './page.js';
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 
@@ -62,30 +63,13 @@ export const NewPet = Type.Object(
 );
 export type NewPet = Static<typeof NewPet>;
 
-export const PET_LIST_MAX = 100;
-
 export const ListPetsQuery = Type.Object(
   {
-    limit: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: PET_LIST_MAX,
-        default: 20,
-        description: 'Maximum number of animals returned.',
-      }),
-    ),
+    limit: PageLimit,
     status: Type.Optional(
       Type.Unsafe<PetStatus>({ allOf: [{ $ref: 'PetStatus' }], description: 'Only animals with this status.' }),
     ),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description:
-          'Opaque position from the `Link: rel="next"` header of the previous page. ' +
-          'Valid only with the same `status` filter.',
-      }),
-    ),
+    cursor: PageCursor,
   },
   { additionalProperties: false },
 );

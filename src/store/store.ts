@@ -1,4 +1,5 @@
 import type { Scope } from '../domain/api-key.js';
+import type { OrderStatus } from '../domain/order-status.js';
 import type { Pet, PetStatus } from '../schemas/pet.js';
 
 /**
@@ -8,6 +9,7 @@ import type { Pet, PetStatus } from '../schemas/pet.js';
 export interface Store {
   readonly kind: string;
   readonly pets: PetStore;
+  readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
   /** A random secret shared by every instance on this database, created on first use. */
   secret(name: string): Promise<Buffer>;
@@ -35,6 +37,50 @@ export interface PetStore {
   get(id: number): Promise<Pet | undefined>;
   /** Pets in ascending id order. */
   list(query: PetPageQuery): Promise<Pet[]>;
+}
+
+export interface OrderRecord {
+  readonly id: number;
+  readonly petId: number;
+  readonly quantity: number;
+  readonly status: OrderStatus;
+  readonly createdAt: Date;
+}
+
+export interface NewOrderRecord {
+  readonly petId: number;
+  readonly quantity: number;
+  readonly createdAt: Date;
+}
+
+export interface OrderPageQuery {
+  readonly limit: number;
+  readonly status?: OrderStatus | undefined;
+  readonly afterId?: number | undefined;
+}
+
+export type PlaceOrderResult =
+  | { readonly outcome: 'placed'; readonly order: OrderRecord }
+  | { readonly outcome: 'pet_not_found' }
+  | { readonly outcome: 'pet_not_available'; readonly petStatus: PetStatus };
+
+export type ChangeOrderResult =
+  | { readonly outcome: 'changed'; readonly order: OrderRecord }
+  | { readonly outcome: 'order_not_found' }
+  | { readonly outcome: 'refused'; readonly reason: string };
+
+/**
+ * Orders, and the pet status moves they drive (src/domain/order-status.ts), each applied atomically:
+ * of many concurrent orders for one pet exactly one is placed, on any number of instances.
+ */
+export interface OrderStore {
+  /** Places the order if its pet is available, moving the pet to pending in the same transaction. */
+  place(order: NewOrderRecord): Promise<PlaceOrderResult>;
+  get(id: number): Promise<OrderRecord | undefined>;
+  /** Orders in ascending id order. */
+  list(query: OrderPageQuery): Promise<OrderRecord[]>;
+  /** Moves the order if the state machine allows it, and its pet with it, in one transaction. */
+  changeStatus(id: number, to: OrderStatus): Promise<ChangeOrderResult>;
 }
 
 export interface ApiKeyRecord {

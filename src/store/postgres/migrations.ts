@@ -31,4 +31,15 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     value BYTEA NOT NULL
   );
   `,
+  `
+  CREATE TABLE orders (
+    id         BIGINT      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    pet_id     BIGINT      NOT NULL REFERENCES pets (id),
+    quantity   INTEGER     NOT NULL CHECK (quantity >= 1),
+    status     TEXT        NOT NULL CHECK (status IN ('placed', 'approved', 'delivered', 'cancelled')),
+    created_at TIMESTAMPTZ NOT NULL
+  );
+  CREATE INDEX orders_status_id ON orders (status, id);
+  CREATE INDEX orders_pet_id ON orders (pet_id);
+  `,
 ];

@@ -9,12 +9,14 @@ import type {
   ApiKeyWithHash,
   NewApiKeyRecord,
   NewPetRecord,
+  OrderStore,
   PetPageQuery,
   PetStore,
   Store,
 } from '../store.js';
-import { translatePgError } from './postgres-errors.js';
+import { Database, lockKey } from './postgres-db.js';
 import { migratePostgres } from './postgres-migrate.js';
+import { PostgresOrderStore } from './postgres-order-store.js';
 
 interface PetRow {
   id: number;
@@ -37,8 +39,6 @@ interface ApiKeyRow {
 
 const PET_COLUMNS = 'id, name, category_id, status';
 const KEY_COLUMNS = 'id, name, prefix, hash, scopes, created_at, expires_at, last_used_at, revoked_at';
-/** Advisory lock keys are per schema, so separate deployments (and test schemas) never contend. */
-const lockKey = (name: string) => `hashtext(coalesce(current_schema(), '') || '.petstore.${name}')`;
 
 /**
  * The hot queries, exported so a test can check their plans.
@@ -90,47 +90,6 @@ function keyFromRow(row: ApiKeyRow): ApiKeyWithHash {
 
 function withoutHash({ hash: _hash, ...record }: ApiKeyWithHash): ApiKeyRecord {
   return record;
-}
-
-class Database {
-  readonly #pool: pg.Pool;
-
-  constructor(pool: pg.Pool) {
-    this.#pool = pool;
-  }
-
-  /** One statement, prepared per connection under `name`; database outages become StoreUnavailableError. */
-  async rows<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], keyName?: string) {
-    try {
-      return (await this.#pool.query<R>({ name, text, values })).rows;
-    } catch (error) {
-      throw translatePgError(error, keyName === undefined ? {} : { keyName });
-    }
-  }
-
-  /** Runs `work` in one transaction on one connection. */
-  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, keyName?: string): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw translatePgError(error);
-    }
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw translatePgError(error, keyName === undefined ? {} : { keyName });
-    } finally {
-      client.release(broken);
-    }
-  }
 }
 
 class PostgresPetStore implements PetStore {
@@ -243,6 +202,7 @@ class PostgresApiKeyStore implements ApiKeyStore {
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
   readonly pets: PetStore;
+  readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
   readonly #pool: pg.Pool;
   readonly #db: Database;
@@ -251,6 +211,7 @@ export class PostgresStore implements Store {
     this.#pool = pool;
     this.#db = new Database(pool);
     this.pets = new PostgresPetStore(this.#db);
+    this.orders = new PostgresOrderStore(this.#db);
     this.apiKeys = new PostgresApiKeyStore(this.#db);
   }
 

@@ -31,4 +31,15 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     value BLOB NOT NULL
   ) STRICT;
   `,
+  `
+  CREATE TABLE orders (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    pet_id     INTEGER NOT NULL REFERENCES pets (id),
+    quantity   INTEGER NOT NULL CHECK (quantity >= 1),
+    status     TEXT    NOT NULL CHECK (status IN ('placed', 'approved', 'delivered', 'cancelled')),
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX orders_status_id ON orders (status, id);
+  CREATE INDEX orders_pet_id ON orders (pet_id);
+  `,
 ];

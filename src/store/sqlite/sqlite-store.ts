@@ -11,11 +11,13 @@ import {
   DuplicateNameError,
   type NewApiKeyRecord,
   type NewPetRecord,
+  type OrderStore,
   type PetPageQuery,
   type PetStore,
   type Store,
 } from '../store.js';
 import { migrateSqlite } from './sqlite-migrate.js';
+import { SqliteOrderStore } from './sqlite-order-store.js';
 
 interface PetRow {
   id: number;
@@ -188,12 +190,14 @@ class SqliteApiKeyStore implements ApiKeyStore {
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   readonly pets: PetStore;
+  readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
   readonly #db: Database.Database;
 
   private constructor(db: Database.Database) {
     this.#db = db;
     this.pets = new SqlitePetStore(db);
+    this.orders = new SqliteOrderStore(db);
     this.apiKeys = new SqliteApiKeyStore(db);
   }
 

@@ -1,0 +1,48 @@
+import type { FastifyReply } from 'fastify';
+import type { CursorCodec } from '../domain/cursor.js';
+import { ApiError } from './error-codes.js';
+import type { Links } from './links.js';
+
+/**
+ * Keyset pages of one list endpoint: reads the `cursor`, and after the query (which fetched one row
+ * more than `limit`) trims the page and sets `Link: rel="next"` when more rows exist.
+ */
+export class Pager {
+  readonly #cursors: CursorCodec;
+  readonly #links: Links;
+  readonly #path: string;
+
+  constructor(cursors: CursorCodec, links: Links, path: string) {
+    this.#cursors = cursors;
+    this.#links = links;
+    this.#path = path;
+  }
+
+  /** The id after which the page starts: 0 without a cursor. */
+  afterId(cursor: string | undefined, status: string | undefined): number {
+    if (cursor === undefined) return 0;
+    const position = this.#cursors.decode(cursor);
+    if (position === undefined) {
+      throw new ApiError('invalid_request', 'query parameter "cursor" is not a cursor this service issued');
+    }
+    if (position.filter !== (status ?? '')) {
+      const issuedFor = position.filter === '' ? 'no status filter' : `status=${position.filter}`;
+      throw new ApiError(
+        'invalid_request',
+        `query parameter "cursor" was issued for ${issuedFor}; send it with the same status filter`,
+      );
+    }
+    return position.afterId;
+  }
+
+  /** The page itself from `limit + 1` rows, with the next link set on the reply when there is more. */
+  page<T extends { id: number }>(reply: FastifyReply, rows: T[], limit: number, status: string | undefined): T[] {
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    if (rows.length > limit && last !== undefined) {
+      const cursor = this.#cursors.encode({ afterId: last.id, filter: status ?? '' });
+      reply.header('link', `<${this.#links.to(this.#path, { limit, status, cursor })}>; rel="next"`);
+    }
+    return page;
+  }
+}

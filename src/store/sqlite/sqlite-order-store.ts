@@ -1,0 +1,105 @@
+import type Database from 'better-sqlite3';
+import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
+import type { PetStatus } from '../../schemas/pet.js';
+import type {
+  ChangeOrderResult,
+  NewOrderRecord,
+  OrderPageQuery,
+  OrderRecord,
+  OrderStore,
+  PlaceOrderResult,
+} from '../store.js';
+
+interface OrderRow {
+  id: number;
+  pet_id: number;
+  quantity: number;
+  status: OrderStatus;
+  created_at: number;
+}
+
+const ORDER_COLUMNS = 'id, pet_id, quantity, status, created_at';
+
+export const ORDER_QUERIES = {
+  insert: `INSERT INTO orders (pet_id, quantity, status, created_at) VALUES (?, ?, 'placed', ?) RETURNING ${ORDER_COLUMNS}`,
+  get: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`,
+  page: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > ? ORDER BY id LIMIT ?`,
+  pageByStatus: `SELECT ${ORDER_COLUMNS} FROM orders WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
+} as const;
+
+function orderFromRow(row: OrderRow): OrderRecord {
+  return {
+    id: row.id,
+    petId: row.pet_id,
+    quantity: row.quantity,
+    status: row.status,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+/**
+ * Each order operation is one IMMEDIATE transaction: it takes SQLite's write lock before reading, so
+ * the check (pet available, move allowed) and the writes it decides cannot interleave with another
+ * process's, and no lock upgrade can deadlock.
+ */
+export class SqliteOrderStore implements OrderStore {
+  readonly #place: (order: NewOrderRecord) => PlaceOrderResult;
+  readonly #change: (id: number, to: OrderStatus) => ChangeOrderResult;
+  readonly #get: Database.Statement<[number]>;
+  readonly #page: Database.Statement<[number, number]>;
+  readonly #pageByStatus: Database.Statement<[string, number, number]>;
+
+  constructor(db: Database.Database) {
+    const petStatus = db.prepare<[number], { status: PetStatus }>('SELECT status FROM pets WHERE id = ?');
+    const setPetStatus = db.prepare<[string, number]>('UPDATE pets SET status = ? WHERE id = ?');
+    const insert = db.prepare<[number, number, number], OrderRow>(ORDER_QUERIES.insert);
+    const setStatus = db.prepare<[string, number], OrderRow>(
+      `UPDATE orders SET status = ? WHERE id = ? RETURNING ${ORDER_COLUMNS}`,
+    );
+    this.#get = db.prepare(ORDER_QUERIES.get);
+    this.#page = db.prepare(ORDER_QUERIES.page);
+    this.#pageByStatus = db.prepare(ORDER_QUERIES.pageByStatus);
+
+    const place = db.transaction((order: NewOrderRecord): PlaceOrderResult => {
+      const pet = petStatus.get(order.petId);
+      if (pet === undefined) return { outcome: 'pet_not_found' };
+      if (pet.status !== PLACEABLE_PET_STATUS) return { outcome: 'pet_not_available', petStatus: pet.status };
+      setPetStatus.run(PLACED_PET_STATUS, order.petId);
+      const row = insert.get(order.petId, order.quantity, order.createdAt.getTime()) as OrderRow;
+      return { outcome: 'placed', order: orderFromRow(row) };
+    });
+    this.#place = (order) => place.immediate(order);
+
+    const change = db.transaction((id: number, to: OrderStatus): ChangeOrderResult => {
+      const current = this.#get.get(id) as OrderRow | undefined;
+      if (current === undefined) return { outcome: 'order_not_found' };
+      const decision = move(current.status, to);
+      if (!decision.allowed) return { outcome: 'refused', reason: decision.reason };
+      setPetStatus.run(decision.petStatus, current.pet_id);
+      return { outcome: 'changed', order: orderFromRow(setStatus.get(to, id) as OrderRow) };
+    });
+    this.#change = (id, to) => change.immediate(id, to);
+  }
+
+  async place(order: NewOrderRecord): Promise<PlaceOrderResult> {
+    return this.#place(order);
+  }
+
+  async get(id: number): Promise<OrderRecord | undefined> {
+    const row = this.#get.get(id) as OrderRow | undefined;
+    return row === undefined ? undefined : orderFromRow(row);
+  }
+
+  async list(query: OrderPageQuery): Promise<OrderRecord[]> {
+    const afterId = query.afterId ?? 0;
+    const rows =
+      query.status === undefined
+        ? this.#page.all(afterId, query.limit)
+        : this.#pageByStatus.all(query.status, afterId, query.limit);
+    return (rows as OrderRow[]).map(orderFromRow);
+  }
+
+  async changeStatus(id: number, to: OrderStatus): Promise<ChangeOrderResult> {
+    return this.#change(id, to);
+  }
+}
