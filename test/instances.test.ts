@@ -71,6 +71,29 @@ eachBackend((backend) => {
       }
     });
 
+    test('two processes: of 50 concurrent orders for one pet exactly one wins', async (t) => {
+      const env = cliEnv(await freshDatabaseUrl(t, backend));
+      const servers: ServeProcess[] = await Promise.all([startServe(t, env), startServe(t, env)]);
+      t.after(() => Promise.all(servers.map((server) => server.stop())));
+      const key = await createKey(env, 'racer');
+      const at = (i: number) => (servers[i % 2] as ServeProcess).url;
+      const pet = (await request(at(0), 'POST', '/v1/pets', { key, body: { name: 'prize', categoryId: 1 } })).json as {
+        id: number;
+      };
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          request(at(i), 'POST', '/v1/store/orders', { key, body: { petId: pet.id } }),
+        ),
+      );
+      assert.deepEqual(results.map((result) => result.status).sort(), [201, ...Array(49).fill(409)]);
+      const orders = (await request(at(1), 'GET', '/v1/store/orders', { key })).json as unknown[];
+      assert.equal(orders.length, 1);
+      assert.equal(
+        ((await request(at(1), 'GET', `/v1/pets/${pet.id}`, { key })).json as { status: string }).status,
+        'pending',
+      );
+    });
+
     test('serve --workers 2: two worker processes share the port and stop together', async (t) => {
       const env = cliEnv(await freshDatabaseUrl(t, backend));
       const server = await startServe(t, env, 20_000, ['--workers', '2']);

@@ -320,6 +320,54 @@ eachBackend((backend) => {
       assert.equal(error({ ...notFound, status: '404' }), false, 'a string status is refused');
     });
 
+    test('the store area: orders operations, the Order schema, 409s, marked as an extension', async (t) => {
+      const h = await startHarness(t, backend);
+      const doc = await fetchDocument(h);
+      const expected = {
+        listOrders: 'get /store/orders',
+        placeOrder: 'post /store/orders',
+        getOrder: 'get /store/orders/{orderId}',
+        changeOrderStatus: 'patch /store/orders/{orderId}',
+      };
+      for (const [id, where] of Object.entries(expected)) {
+        const { method, path, operation } = operationById(doc, id);
+        assert.equal(`${method} ${path}`, where);
+        assert.deepEqual(operation.tags, ['store']);
+        assert.match(operation.description ?? '', /Extension of the v1 interface's store area/);
+      }
+      for (const id of ['placeOrder', 'changeOrderStatus']) {
+        const conflict = operationById(doc, id).operation.responses?.['409'];
+        assert.equal(conflict?.content?.['application/json']?.schema?.$ref, '#/components/schemas/Error', id);
+      }
+      const order = doc.components.schemas.Order;
+      assert.deepEqual([...order.required].sort(), ['complete', 'createdAt', 'id', 'petId', 'quantity', 'status']);
+      assert.deepEqual(doc.components.schemas.OrderStatus.enum, ['placed', 'approved', 'delivered', 'cancelled']);
+      assert.equal(doc.components.schemas.NewOrder.properties.quantity.default, 1);
+    });
+
+    test('order bodies the service sends match the documented schemas', async (t) => {
+      const h = await startHarness(t, backend);
+      const v = bodyValidators(await fetchDocument(h));
+      const pet = (await h.call('POST', '/v1/pets', { body: { name: 'Rex', categoryId: 1 } })).json;
+      const placed = await h.call('POST', '/v1/store/orders', { body: { petId: pet.id } });
+      assertMatches(v, placed, 'placeOrder', 201);
+      assertMatches(v, await h.call('POST', '/v1/store/orders', { body: { petId: pet.id } }), 'placeOrder', 409);
+      assertMatches(v, await h.call('POST', '/v1/store/orders', { body: { petId: 999 } }), 'placeOrder', 404);
+      assertMatches(v, await h.call('POST', '/v1/store/orders', { body: {} }), 'placeOrder', 400);
+      assertMatches(v, await h.call('GET', '/v1/store/orders'), 'listOrders', 200);
+      assertMatches(v, await h.call('GET', `/v1/store/orders/${placed.json.id}`), 'getOrder', 200);
+      assertMatches(v, await h.call('GET', '/v1/store/orders/77'), 'getOrder', 404);
+      const path = `/v1/store/orders/${placed.json.id}`;
+      assertMatches(v, await h.call('PATCH', path, { body: { status: 'approved' } }), 'changeOrderStatus', 200);
+      assertMatches(v, await h.call('PATCH', path, { body: { status: 'placed' } }), 'changeOrderStatus', 409);
+      assertMatches(
+        v,
+        await h.call('PATCH', path, { key: h.keys.read, body: { status: 'delivered' } }),
+        'changeOrderStatus',
+        403,
+      );
+    });
+
     test('the bodies the service sends match the documented schemas', async (t) => {
       const h = await startHarness(t, backend);
       const v = bodyValidators(await fetchDocument(h));

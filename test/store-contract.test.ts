@@ -80,6 +80,49 @@ eachBackend((backend) => {
       assert.deepEqual(seen, all, 'the reader saw every pet exactly once, in order');
     });
 
+    test('orders: place moves the pet to pending; refusals say why and write nothing', async (t) => {
+      const { store } = await fresh(t);
+      const createdAt = new Date('2026-05-01T10:00:00.000Z');
+      const pet = await store.pets.create({ name: 'x', categoryId: 1, status: 'available' });
+      const result = await store.orders.place({ petId: pet.id, quantity: 3, createdAt });
+      assert.equal(result.outcome, 'placed');
+      const order = result.outcome === 'placed' ? result.order : undefined;
+      assert.deepEqual(order, { id: order?.id, petId: pet.id, quantity: 3, status: 'placed', createdAt });
+      assert.equal((await store.pets.get(pet.id))?.status, 'pending');
+      assert.deepEqual(await store.orders.place({ petId: pet.id, quantity: 1, createdAt }), {
+        outcome: 'pet_not_available',
+        petStatus: 'pending',
+      });
+      assert.deepEqual(await store.orders.place({ petId: pet.id + 100, quantity: 1, createdAt }), {
+        outcome: 'pet_not_found',
+      });
+      assert.deepEqual(await store.orders.get(order?.id ?? 0), order);
+      assert.equal((await store.orders.list({ limit: 10 })).length, 1);
+    });
+
+    test('orders: status changes follow the state machine and move the pet with them', async (t) => {
+      const { store } = await fresh(t);
+      const createdAt = new Date();
+      const pet = await store.pets.create({ name: 'x', categoryId: 1, status: 'available' });
+      const placed = await store.orders.place({ petId: pet.id, quantity: 1, createdAt });
+      const id = placed.outcome === 'placed' ? placed.order.id : 0;
+      assert.equal((await store.orders.changeStatus(id, 'delivered')).outcome, 'refused');
+      assert.equal((await store.orders.changeStatus(id, 'approved')).outcome, 'changed');
+      assert.equal((await store.pets.get(pet.id))?.status, 'pending');
+      const delivered = await store.orders.changeStatus(id, 'delivered');
+      assert.equal(delivered.outcome === 'changed' ? delivered.order.status : undefined, 'delivered');
+      assert.equal((await store.pets.get(pet.id))?.status, 'sold');
+      assert.equal((await store.orders.changeStatus(id, 'cancelled')).outcome, 'refused');
+      assert.equal((await store.pets.get(pet.id))?.status, 'sold');
+      assert.deepEqual(await store.orders.changeStatus(id + 1, 'approved'), { outcome: 'order_not_found' });
+      assert.deepEqual(
+        (await store.orders.list({ limit: 10, status: 'delivered' })).map((o) => o.id),
+        [id],
+      );
+      assert.deepEqual(await store.orders.list({ limit: 10, status: 'placed' }), []);
+      assert.deepEqual(await store.orders.list({ limit: 10, afterId: id }), []);
+    });
+
     test('api keys: create, find by hash, list without hashes, duplicate active names refused', async (t) => {
       const { store } = await fresh(t);
       const created = await store.apiKeys.create(keyRecord('ci', { scopes: ['read'] }));
