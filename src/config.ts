@@ -29,6 +29,13 @@ export interface Config {
   /** Origin (and optional path prefix) in front of `/v1` in absolute links; relative links when absent. */
   readonly publicUrl: string | undefined;
   readonly logLevel: LogLevel;
+  /** PEM files for HTTPS (HTTP/2 with HTTP/1.1 fallback); plain HTTP when absent. */
+  readonly tls: TlsFiles | undefined;
+}
+
+export interface TlsFiles {
+  readonly certPath: string;
+  readonly keyPath: string;
 }
 
 export class ConfigError extends Error {
@@ -130,6 +137,12 @@ function parseLogLevel(text: string | undefined): LogLevel {
   return level;
 }
 
+function parseTls(cert: string | undefined, key: string | undefined): TlsFiles | undefined {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) throw new ConfigError('TLS_CERT and TLS_KEY must be set together');
+  return { certPath: resolve(cert), keyPath: resolve(key) };
+}
+
 /** Reads and validates the environment. The only place in the service that looks at process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
@@ -138,5 +151,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL), env),
     publicUrl: parsePublicUrl(nonEmpty(env.PUBLIC_URL)),
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL)),
+    tls: parseTls(nonEmpty(env.TLS_CERT), nonEmpty(env.TLS_KEY)),
   };
 }

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { systemClock } from './clock.js';
@@ -41,6 +42,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       store,
       publicUrl: config.publicUrl,
       logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
+      tls:
+        config.tls === undefined
+          ? undefined
+          : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
     });
   } catch (error) {
     await store.close();

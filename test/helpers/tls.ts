@@ -1,0 +1,33 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from './stores.js';
+
+/** A self-signed certificate for 127.0.0.1, made for this run. */
+export function certificate(): { cert: Buffer; key: Buffer; certPath: string; keyPath: string } {
+  const dir = tempDir('petstore-tls-');
+  const certPath = join(dir, 'cert.pem');
+  const keyPath = join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+    ],
+    { stdio: 'ignore' },
+  );
+  return { cert: readFileSync(certPath), key: readFileSync(keyPath), certPath, keyPath };
+}
