@@ -55,4 +55,6 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   process.stderr.write(`petstore: ${message.split('\n')[0]}\n`);
   const usage = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
   process.exitCode = usage ? 2 : 1;
+  // A cluster worker's IPC channel would keep it alive; its primary must see it exit to react.
+  if (cluster.isWorker) process.exit();
 });

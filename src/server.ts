@@ -9,7 +9,7 @@ import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
 /** How long a graceful stop may take before the process gives up on in-flight requests. */
-const SHUTDOWN_GRACE_MS = 10_000;
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -53,11 +53,18 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   app.addHook('onClose', async () => store.close());
 
-  const url = await app.listen({ host: config.host, port: config.port });
-  if (options.worker !== true) {
-    // After listening, so a server that cannot start never consumes the one-time first key.
-    await announceFirstKey(store, options.out ?? process.stdout);
-    app.log.info({ url }, 'ready');
+  let url: string;
+  try {
+    url = await app.listen({ host: config.host, port: config.port });
+    if (options.worker !== true) {
+      // After listening, so a server that cannot start never consumes the one-time first key.
+      await announceFirstKey(store, options.out ?? process.stdout);
+      app.log.info({ url }, 'ready');
+    }
+  } catch (error) {
+    // A start that fails half-way closes what it opened (the store closes with the app).
+    await app.close();
+    throw error;
   }
   return { app, url, stop: () => app.close() };
 }

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import { UsageError } from './commands/usage-error.js';
 import type { Config } from './config.js';
-import { announceFirstKey } from './server.js';
+import { announceFirstKey, SHUTDOWN_GRACE_MS } from './server.js';
 import { openStore } from './store/open-store.js';
 
 /** `--workers N` (1 to 64) or `auto` (one per CPU). */
@@ -17,13 +17,17 @@ export function parseWorkers(text: string | undefined): number {
   return count;
 }
 
-/** A worker that dies is replaced after this delay, so a crash loop cannot spin the CPU. */
-const RESPAWN_DELAY_MS = 1000;
+/** A dead worker is replaced after a delay that doubles while workers keep dying young. */
+const RESPAWN_DELAY_MS = { first: 1000, max: 30_000 };
+/** A worker that lived this long counts as healthy: the delay starts again from the first. */
+const HEALTHY_AFTER_MS = 60_000;
+/** Past the workers' own graceful-stop limit, the primary stops waiting and kills what is left. */
+const KILL_AFTER_MS = SHUTDOWN_GRACE_MS + 5000;
 
 /**
  * The primary of `serve --workers N`: migrates once, forks N workers that share the port (node:cluster),
- * replaces a worker that dies, and on SIGTERM/SIGINT stops every worker gracefully and exits 0 when
- * they all did. Workers are stateless; everything shared lives in the database.
+ * replaces a worker that dies (with backoff), and on SIGTERM/SIGINT stops every worker gracefully,
+ * exiting 0 when they all stopped cleanly. Workers are stateless; everything shared lives in the database.
  */
 export async function runPrimary(config: Config, workers: number): Promise<void> {
   const log = pino({ level: config.logLevel });
@@ -31,49 +35,54 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
 
   let stopping = false;
   let failed = false;
-  const live = new Set<Worker>();
-  const listeningWorkers = new WeakSet<Worker>();
-  const fork = () => live.add(cluster.fork());
-  cluster.on('listening', (worker) => listeningWorkers.add(worker));
-
-  const listening = new Promise<string>((resolve, reject) => {
-    let count = 0;
-    cluster.on('listening', (_worker, address) => {
-      count++;
-      if (count === workers) resolve(`http://${address.address}:${address.port}`);
-    });
-    cluster.on('exit', (worker, code, signal) => {
-      live.delete(worker);
-      if (stopping) return;
-      if (count < workers) {
-        reject(new Error(`a worker exited (${code ?? signal}) before it listened`));
-        return;
-      }
-      log.error({ workerPid: worker.process.pid, code, signal }, 'worker died; starting another');
-      setTimeout(() => {
-        if (!stopping) fork();
-      }, RESPAWN_DELAY_MS);
-    });
-  });
+  let respawnDelay = RESPAWN_DELAY_MS.first;
+  const live = new Map<Worker, number>();
+  const listened = new Set<number>();
+  const fork = () => live.set(cluster.fork(), Date.now());
 
   const stopAll = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'stopping workers');
-    for (const worker of live) {
-      // A worker still booting has no handler yet and would die by the signal's default action.
-      if (listeningWorkers.has(worker)) worker.process.kill('SIGTERM');
-      else worker.once('listening', () => worker.process.kill('SIGTERM'));
-    }
+    // Workers install their handlers before they start, so every one of them stops gracefully.
+    for (const worker of live.keys()) worker.process.kill('SIGTERM');
+    setTimeout(() => {
+      for (const worker of live.keys()) worker.process.kill('SIGKILL');
+    }, KILL_AFTER_MS).unref();
   };
-  cluster.on('exit', (_worker, code) => {
-    if (!stopping) return;
-    // Only the stop itself decides the exit status; a crash before it was already handled by a respawn.
-    if (code !== 0) failed = true;
-    if (live.size === 0) process.exitCode = failed ? 1 : 0;
-  });
   process.on('SIGTERM', stopAll);
   process.on('SIGINT', stopAll);
+
+  const listening = new Promise<string>((resolve, reject) => {
+    cluster.on('listening', (worker, address) => {
+      // Counted by worker, not by event: a worker may listen on more than one address.
+      listened.add(worker.id);
+      if (listened.size === workers) {
+        const host = address.address?.includes(':') ? `[${address.address}]` : address.address;
+        resolve(`http://${host}:${address.port}`);
+      }
+    });
+    cluster.on('exit', (worker, code, signal) => {
+      const startedAt = live.get(worker) ?? Date.now();
+      live.delete(worker);
+      if (stopping) {
+        // A worker stopped by the signal before it could handle it had nothing in flight.
+        if (code !== 0 && signal !== 'SIGTERM') failed = true;
+        if (live.size === 0) process.exitCode = failed || (process.exitCode ?? 0) !== 0 ? 1 : 0;
+        return;
+      }
+      if (listened.size < workers) {
+        reject(new Error(`a worker exited (${code ?? signal}) before it listened`));
+        return;
+      }
+      respawnDelay = Date.now() - startedAt > HEALTHY_AFTER_MS ? RESPAWN_DELAY_MS.first : respawnDelay;
+      log.error({ workerPid: worker.process.pid, code, signal, respawnInMs: respawnDelay }, 'worker died');
+      setTimeout(() => {
+        if (!stopping) fork();
+      }, respawnDelay);
+      respawnDelay = Math.min(respawnDelay * 2, RESPAWN_DELAY_MS.max);
+    });
+  });
 
   for (let i = 0; i < workers; i++) fork();
   let url: string;
@@ -83,6 +92,7 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
     stopAll('SIGTERM');
     throw error;
   }
+  if (stopping) return;
   const store = await openStore(config.database);
   try {
     await announceFirstKey(store, process.stdout);

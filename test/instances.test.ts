@@ -150,6 +150,19 @@ eachBackend((backend) => {
       assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
     });
 
+    test('a server that cannot listen exits non-zero promptly, with or without workers', async (t) => {
+      const env = cliEnv(await freshDatabaseUrl(t, backend));
+      const holder = await startServe(t, env);
+      const port = new URL(holder.url).port;
+      for (const args of [['serve'], ['serve', '--workers', '2']]) {
+        const started = Date.now();
+        const result = await runCli(args, { ...env, PORT: port });
+        assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`);
+        assert.match(result.stderr, /EADDRINUSE|before it listened/);
+        assert.ok(Date.now() - started < 8000, `${args.join(' ')} took ${Date.now() - started} ms to give up`);
+      }
+    });
+
     test('serve --workers rejects a bad count', async (t) => {
       const env = cliEnv(await freshDatabaseUrl(t, backend));
       for (const count of ['0', '65', 'many', '']) {

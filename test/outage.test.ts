@@ -1,12 +1,27 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import pg from 'pg';
 import { expectError, request } from './helpers/harness.js';
 import { createPgCluster, pgClusterUnavailable } from './helpers/pg-cluster.js';
 import { cliEnv, runCli, startServe } from './helpers/process.js';
+import { BACKENDS, createPostgresSchema } from './helpers/stores.js';
+
+const postgresSkip = BACKENDS.find((backend) => backend.name === 'postgres')?.skip;
 
 const unavailable = pgClusterUnavailable();
 if (unavailable !== undefined && process.env.CI === 'true') {
   throw new Error(`${unavailable}; under CI=true the outage test must run`);
+}
+
+/** Polls until `probe` returns a value, or the time is up. */
+async function eventuallyValue<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`nothing within ${timeoutMs} ms`);
 }
 
 /** Polls until `check` passes or the time is up; returns how long it took. */
@@ -93,5 +108,65 @@ test('a frozen database (no answer at all): time-outs bound every request to a 5
   cluster.thaw();
   await eventually(async () => (await request(server.url, 'GET', '/v1/pets', { key })).status === 200, 20_000);
   assert.equal(server.child.exitCode, null, 'the process never exited');
+
+  cluster.freeze();
+  const stopping = Date.now();
+  assert.deepEqual(await server.stop(), { code: 0, signal: null }, 'a frozen database does not spoil a graceful stop');
+  assert.ok(Date.now() - stopping < 8000, `stopped in ${Date.now() - stopping} ms`);
+  cluster.thaw();
+});
+
+test('a connection killed in the middle of a transaction: that request gets 503, the process stays up', {
+  skip: postgresSkip,
+}, async (t) => {
+  const schema = await createPostgresSchema();
+  t.after(() => schema.drop());
+  const env = cliEnv(schema.url);
+  const key = (await runCli(['keys', 'create', '--name', 'killed'], env)).stdout.trim();
+  const server = await startServe(t, env);
+  const pet = (await request(server.url, 'POST', '/v1/pets', { key, body: { name: 'x', categoryId: 1 } })).json;
+  const order = (await request(server.url, 'POST', '/v1/store/orders', { key, body: { petId: pet.id } })).json;
+
+  const blocker = new pg.Client({ connectionString: schema.url });
+  await blocker.connect();
+  try {
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
+    const patched = request(server.url, 'PATCH', `/v1/store/orders/${order.id}`, { key, body: { status: 'approved' } });
+    const waiting = await eventuallyValue(async () => {
+      const { rows } = await blocker.query(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = 'petstore' AND wait_event_type = 'Lock'",
+      );
+      return rows[0]?.pid as number | undefined;
+    }, 10_000);
+    await blocker.query('SELECT pg_terminate_backend($1)', [waiting]);
+    expectError(await patched, 503, 'service_unavailable');
+  } finally {
+    // Released even when an assertion fails, or dropping the schema would wait on this lock forever.
+    await blocker.end();
+  }
+
+  assert.equal(server.child.exitCode, null, 'the process survived the dropped connection');
+  const again = await request(server.url, 'PATCH', `/v1/store/orders/${order.id}`, {
+    key,
+    body: { status: 'approved' },
+  });
+  assert.equal(again.status, 200, again.text);
   assert.deepEqual(await server.stop(), { code: 0, signal: null });
+});
+
+test('migrations may wait longer than a request may: another instance holding the migration lock', {
+  skip: postgresSkip,
+}, async (t) => {
+  const schema = await createPostgresSchema();
+  t.after(() => schema.drop());
+  const holder = new pg.Client({ connectionString: schema.url });
+  await holder.connect();
+  t.after(() => holder.end());
+  await holder.query("SELECT pg_advisory_lock(hashtext(coalesce(current_schema(), '') || '.petstore.migrations'))");
+  const migrating = runCli(['migrate'], cliEnv(schema.url, { DATABASE_QUERY_TIMEOUT_MS: '500' }));
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await holder.query("SELECT pg_advisory_unlock(hashtext(coalesce(current_schema(), '') || '.petstore.migrations'))");
+  const result = await migrating;
+  assert.equal(result.code, 0, result.stderr);
 });

@@ -29,7 +29,13 @@ export class Database {
     } catch (error) {
       throw translatePgError(error);
     }
+    // pg-pool stops listening for a checked-out client's errors; without a listener, a connection
+    // dropped mid-transaction would be an unhandled 'error' event and end the process.
     let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -37,10 +43,11 @@ export class Database {
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
+        broken ??= rollbackError;
       });
       throw translatePgError(error, keyName === undefined ? {} : { keyName });
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }

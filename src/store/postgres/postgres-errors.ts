@@ -3,27 +3,43 @@ import { DuplicateNameError, StoreUnavailableError } from '../store.js';
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
+  'ECONNABORTED',
   'ETIMEDOUT',
   'EPIPE',
   'ENOTFOUND',
-  'EHOSTUNREACH',
   'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
 ]);
+
+/** node-postgres's own words for a connection that is gone or too slow; they carry no SQLSTATE. */
+const DRIVER_MESSAGES = [
+  /^timeout exceeded when trying to connect$/,
+  /^Connection terminated/,
+  /^Query read timeout$/,
+  /^Client has encountered a connection error and is not queryable$/,
+  /^Client was closed and is not queryable$/,
+];
 
 /**
  * True for failures that say "the database is not there right now" rather than "this request is wrong":
- * network errors, SQLSTATE classes 08 (connection), 53 (insufficient resources), 57P0x (shutdown, cannot
- * connect now), 57014 (statement timeout), and node-postgres's own time-outs and dropped connections.
+ * network errors; SQLSTATE class 08 (connection) except 08P01 (a protocol violation is a bug), class 53
+ * (insufficient resources), 57P0x (shutdown, cannot connect now), 57014 (statement timeout), 25006
+ * (writing to a read-only server, as during a fail-over); and node-postgres's own time-outs and dropped
+ * connections, recognised only on errors without a SQLSTATE.
  */
 export function isUnavailable(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
-    if (NETWORK_CODES.has(code) || /^(08|53|57P0)/.test(code) || code === '57014') return true;
+    if (NETWORK_CODES.has(code)) return true;
+    if (/^[0-9A-Z]{5}$/.test(code)) {
+      return (/^08/.test(code) && code !== '08P01') || /^(53|57P0)/.test(code) || code === '57014' || code === '25006';
+    }
   }
-  return (
-    typeof message === 'string' &&
-    /timeout|Connection terminated|connection closed|Client has encountered a connection error/i.test(message)
-  );
+  return typeof message === 'string' && DRIVER_MESSAGES.some((pattern) => pattern.test(message));
 }
 
 /** Maps a pg error to the store's own errors; anything else passes through unchanged. */

@@ -6,7 +6,7 @@ import { POSTGRES_MIGRATIONS } from './migrations.js';
  * apply each migration exactly once: the others wait, then find nothing to do. Each migration runs in
  * its own transaction (PostgreSQL DDL is transactional). Returns the versions it applied.
  */
-export async function migratePostgres(client: pg.PoolClient): Promise<number[]> {
+export async function migratePostgres(client: pg.ClientBase): Promise<number[]> {
   const lock = "hashtext(coalesce(current_schema(), '') || '.petstore.migrations')";
   await client.query(`SELECT pg_advisory_lock(${lock})`);
   try {
@@ -30,7 +30,8 @@ export async function migratePostgres(client: pg.PoolClient): Promise<number[]> 
         await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())', [version]);
         await client.query('COMMIT');
       } catch (error) {
-        await client.query('ROLLBACK');
+        // The migration's own error is the one to report, even if the rollback fails too.
+        await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       }
       applied.push(version);

@@ -194,6 +194,32 @@ class PostgresApiKeyStore implements ApiKeyStore {
   }
 }
 
+/** How long closing waits for the database to acknowledge. */
+const CLOSE_WAIT_MS = 2000;
+
+/**
+ * Migrations get a connection of their own, without the request time-outs: waiting for another
+ * instance's migration lock, or building an index on a large table, may take longer than any request
+ * should. The connection is closed afterwards, so no setting leaks into the pool.
+ */
+async function migrateOnce(config: PostgresDatabaseConfig): Promise<void> {
+  const client = new pg.Client({
+    connectionString: config.url,
+    connectionTimeoutMillis: config.connectTimeoutMs,
+    types: typeParsers,
+    application_name: 'petstore-migrate',
+  });
+  // Without a listener, a connection dropped during the migration would end the process.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SET statement_timeout = 0');
+    await migratePostgres(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /**
  * The production store: PostgreSQL through a node-postgres pool, shared by any number of instances.
  * Connect and query time-outs are bounded, so an unreachable database yields StoreUnavailableError
@@ -225,22 +251,15 @@ export class PostgresStore implements Store {
       statement_timeout: config.queryTimeoutMs,
       idleTimeoutMillis: 30_000,
       keepAlive: true,
+      // Idle connections must not keep a stopping process alive (they may wait on a frozen server).
+      allowExitOnIdle: true,
       types: typeParsers,
       application_name: 'petstore',
     });
     // An idle connection dropped by the server is removed by the pool; the next query reconnects.
     pool.on('error', () => undefined);
     try {
-      const client = await pool.connect();
-      let failed: Error | undefined;
-      try {
-        await migratePostgres(client);
-      } catch (error) {
-        failed = error as Error;
-        throw error;
-      } finally {
-        client.release(failed);
-      }
+      await migrateOnce(config);
     } catch (error) {
       await pool.end();
       throw error;
@@ -265,6 +284,8 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (!this.#pool.ended) await this.#pool.end();
+    if (this.#pool.ended) return;
+    // pool.end() waits for each server's goodbye, which a frozen server never sends: bound the wait.
+    await Promise.race([this.#pool.end(), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
   }
 }
