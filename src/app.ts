@@ -10,6 +10,7 @@ import { CursorCodec } from './domain/cursor.js';
 import { authPlugin } from './http/auth.js';
 import { ApiError, ERROR_CODES } from './http/error-codes.js';
 import { installErrorReplies, sendError } from './http/error-reply.js';
+import { Idempotency } from './http/idempotency.js';
 import { Links } from './http/links.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
 import { validatorCompiler } from './http/validation.js';
@@ -119,9 +120,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const routes = methodNotAllowed(app);
   const secret = await options.store.secret('cursor');
+  const idempotency = new Idempotency(clock);
   await app.register(metaRoutes, { store: options.store });
-  await app.register(petRoutes, { store: options.store, clock, cursors: new CursorCodec(secret, 'pets'), links });
-  await app.register(orderRoutes, { store: options.store, clock, cursors: new CursorCodec(secret, 'orders'), links });
+  await app.register(petRoutes, {
+    store: options.store,
+    idempotency,
+    clock,
+    cursors: new CursorCodec(secret, 'pets'),
+    links,
+  });
+  await app.register(orderRoutes, {
+    store: options.store,
+    idempotency,
+    clock,
+    cursors: new CursorCodec(secret, 'orders'),
+    links,
+  });
   routes.answerOtherMethods();
   return app;
 }

@@ -10,6 +10,8 @@ import type { Store } from './store/store.js';
 
 /** How long a graceful stop may take before the process gives up on in-flight requests. */
 export const SHUTDOWN_GRACE_MS = 10_000;
+/** Expired idempotency records (older than 24 h) are removed this often. */
+const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -52,6 +54,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw error;
   }
   app.addHook('onClose', async () => store.close());
+  const purge = setInterval(() => {
+    store.purgeExpiredIdempotencyKeys(systemClock()).catch((error: unknown) => {
+      app.log.warn({ err: error }, 'purging expired idempotency keys failed; will retry');
+    });
+  }, PURGE_INTERVAL_MS);
+  purge.unref();
+  app.addHook('onClose', async () => clearInterval(purge));
 
   let url: string;
   try {

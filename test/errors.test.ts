@@ -17,8 +17,9 @@ function brokenStore(real: Store): Store {
     kind: real.kind,
     secret: (name) => real.secret(name),
     apiKeys: real.apiKeys,
-    pets: { create: fail, get: fail, list: fail },
-    orders: { place: fail, get: fail, list: fail, changeStatus: fail },
+    pets: { create: fail, createOnce: fail, get: fail, list: fail },
+    orders: { place: fail, placeOnce: fail, get: fail, list: fail, changeStatus: fail },
+    purgeExpiredIdempotencyKeys: fail,
     ping: fail,
     close: () => real.close(),
   };

@@ -4,16 +4,24 @@ import type { Clock } from '../clock.js';
 import type { CursorCodec } from '../domain/cursor.js';
 import { isComplete } from '../domain/order-status.js';
 import { ApiError } from '../http/error-codes.js';
+import {
+  type Idempotency,
+  IdempotencyKeyHeader,
+  idempotencyKey,
+  REPLAYED,
+  REPLAYED_HEADER,
+} from '../http/idempotency.js';
 import type { Links } from '../http/links.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../http/responses.js';
 import { ListOrdersQuery, NewOrder, Order, OrderIdParams, OrderStatusChange } from '../schemas/order.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ref } from '../schemas/ref.js';
-import type { OrderRecord, Store } from '../store/store.js';
+import type { OrderRecord, Store, StoredResponse } from '../store/store.js';
 
 export interface OrderRoutesOptions {
   readonly store: Store;
+  readonly idempotency: Idempotency;
   readonly clock: Clock;
   readonly cursors: CursorCodec;
   readonly links: Links;
@@ -36,9 +44,16 @@ const EXTENSION =
 /** The store area: orders, whose status moves drive the pets' availability. */
 export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async (
   app,
-  { store, clock, cursors, links },
+  { store, idempotency, clock, cursors, links },
 ) => {
   const pager = new Pager(cursors, links, '/v1/store/orders');
+  const location = (order: OrderRecord) => links.to(`/v1/store/orders/${order.id}`);
+  /** The placeOrder response as kept for retries: what the serialiser would send. */
+  const placed = (order: OrderRecord): StoredResponse => ({
+    status: 201,
+    headers: { location: location(order) },
+    body: JSON.stringify(toOrder(order)),
+  });
 
   app.get(
     '/v1/store/orders',
@@ -73,11 +88,12 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
         summary: 'Place an order for an available animal',
         description: `Reserves the animal: its status moves from \`available\` to \`pending\` atomically. ${EXTENSION}`,
         tags: ['store'],
+        headers: IdempotencyKeyHeader,
         body: ref(NewOrder),
         response: {
           201: ref(Order, {
             description: 'The order, `placed`.',
-            headers: { Location: { type: 'string', description: 'URL of the order.' } },
+            headers: { Location: { type: 'string', description: 'URL of the order.' }, ...REPLAYED_HEADER },
           }),
           ...errorResponses(
             'invalid_request',
@@ -87,20 +103,27 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
             'conflict',
             'payload_too_large',
             'unsupported_media_type',
+            'idempotency_mismatch',
           ),
         },
       },
     },
     async (request, reply) => {
       const { petId, quantity = 1 } = request.body;
-      const result = await store.orders.place({ petId, quantity, createdAt: clock() });
+      const record = { petId, quantity, createdAt: clock() };
+      const key = idempotencyKey(request);
+      const result =
+        key === undefined
+          ? await store.orders.place(record)
+          : await idempotency.run(request, reply, key, placed, (once) => store.orders.placeOnce(record, once));
+      if (result === REPLAYED) return reply;
       switch (result.outcome) {
         case 'pet_not_found':
           throw new ApiError('not_found', `pet ${petId} does not exist`);
         case 'pet_not_available':
           throw new ApiError('conflict', `pet ${petId} is ${result.petStatus}, not available`);
         case 'placed':
-          reply.code(201).header('location', links.to(`/v1/store/orders/${result.order.id}`));
+          reply.code(201).header('location', location(result.order));
           return toOrder(result.order);
       }
     },

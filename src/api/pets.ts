@@ -5,16 +5,24 @@ import type { CursorCodec } from '../domain/cursor.js';
 import { petNameProblem } from '../domain/pet-name.js';
 import { deprecationHooks } from '../http/deprecation.js';
 import { ApiError } from '../http/error-codes.js';
+import {
+  type Idempotency,
+  IdempotencyKeyHeader,
+  idempotencyKey,
+  REPLAYED,
+  REPLAYED_HEADER,
+} from '../http/idempotency.js';
 import type { Links } from '../http/links.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../http/responses.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas/pet.js';
 import { ref } from '../schemas/ref.js';
-import type { Store } from '../store/store.js';
+import type { Store, StoredResponse } from '../store/store.js';
 
 export interface PetRoutesOptions {
   readonly store: Store;
+  readonly idempotency: Idempotency;
   readonly clock: Clock;
   readonly cursors: CursorCodec;
   readonly links: Links;
@@ -32,8 +40,18 @@ const DEPRECATION_HEADERS = {
   },
 };
 
-export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { store, clock, cursors, links }) => {
+export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
+  app,
+  { store, idempotency, clock, cursors, links },
+) => {
   const pager = new Pager(cursors, links, '/v1/pets');
+  const location = (pet: Pet) => links.to(`/v1/pets/${pet.id}`);
+  /** The createPet response as kept for retries: what the serialiser would send. */
+  const created = (pet: Pet): StoredResponse => ({
+    status: 201,
+    headers: { location: location(pet) },
+    body: JSON.stringify({ id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status }),
+  });
   app.get(
     '/v1/pets',
     {
@@ -70,18 +88,21 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         operationId: 'createPet',
         summary: 'Add an animal',
         tags: ['pets'],
+        headers: IdempotencyKeyHeader,
         body: ref(NewPet),
         response: {
           201: ref(Pet, {
             description: 'The created animal, with its assigned `id`.',
-            headers: { Location: { type: 'string', description: 'URL of the created animal.' } },
+            headers: { Location: { type: 'string', description: 'URL of the created animal.' }, ...REPLAYED_HEADER },
           }),
           ...errorResponses(
             'invalid_request',
             'unauthorized',
             'forbidden',
+            'conflict',
             'payload_too_large',
             'unsupported_media_type',
+            'idempotency_mismatch',
           ),
         },
       },
@@ -90,8 +111,14 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
       const { name, categoryId, status = 'available' } = request.body;
       const problem = petNameProblem(name);
       if (problem !== undefined) throw new ApiError('invalid_request', problem);
-      const pet = await store.pets.create({ name, categoryId, status });
-      reply.code(201).header('location', links.to(`/v1/pets/${pet.id}`));
+      const record = { name, categoryId, status };
+      const key = idempotencyKey(request);
+      const pet =
+        key === undefined
+          ? await store.pets.create(record)
+          : await idempotency.run(request, reply, key, created, (once) => store.pets.createOnce(record, once));
+      if (pet === REPLAYED) return reply;
+      reply.code(201).header('location', location(pet));
       return pet;
     },
   );

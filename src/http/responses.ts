@@ -11,6 +11,8 @@ const WHEN: Partial<Record<ErrorCode, string>> = {
   gone: 'The operation has been removed.',
   payload_too_large: 'The body is larger than 64 KiB.',
   unsupported_media_type: 'The body is not application/json.',
+  conflict: 'The request conflicts with the current state, or a request with this Idempotency-Key is in progress.',
+  idempotency_mismatch: 'This Idempotency-Key was used with a different request.',
 };
 
 const CHALLENGE = {

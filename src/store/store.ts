@@ -11,6 +11,8 @@ export interface Store {
   readonly pets: PetStore;
   readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
+  /** Removes idempotency records that expired before `now`; returns how many. */
+  purgeExpiredIdempotencyKeys(now: Date): Promise<number>;
   /** A random secret shared by every instance on this database, created on first use. */
   secret(name: string): Promise<Buffer>;
   /** Resolves when the database answers a trivial query. */
@@ -34,6 +36,8 @@ export interface PetPageQuery {
 
 export interface PetStore {
   create(pet: NewPetRecord): Promise<Pet>;
+  /** create, once per idempotency key: the effect and the stored response commit together. */
+  createOnce(pet: NewPetRecord, once: Once<Pet>): Promise<OnceResult<Pet>>;
   get(id: number): Promise<Pet | undefined>;
   /** Pets in ascending id order. */
   list(query: PetPageQuery): Promise<Pet[]>;
@@ -76,12 +80,40 @@ export type ChangeOrderResult =
 export interface OrderStore {
   /** Places the order if its pet is available, moving the pet to pending in the same transaction. */
   place(order: NewOrderRecord): Promise<PlaceOrderResult>;
+  /** place, once per idempotency key; only a placed order is remembered (a refusal wrote nothing). */
+  placeOnce(order: NewOrderRecord, once: Once<OrderRecord>): Promise<OnceResult<PlaceOrderResult>>;
   get(id: number): Promise<OrderRecord | undefined>;
   /** Orders in ascending id order. */
   list(query: OrderPageQuery): Promise<OrderRecord[]>;
   /** Moves the order if the state machine allows it, and its pet with it, in one transaction. */
   changeStatus(id: number, to: OrderStatus): Promise<ChangeOrderResult>;
 }
+
+/** The response a first request got, kept to answer its retries. */
+export interface StoredResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** An idempotency key as the store sees it: who sent it, for which request, and how to answer. */
+export interface Once<T> {
+  /** The API key (id) that sent it: keys are scoped per API key. */
+  readonly owner: number;
+  readonly key: string;
+  /** A digest of the request (method, route, canonical body): the same key with another request is a mismatch. */
+  readonly fingerprint: string;
+  readonly now: Date;
+  readonly expiresAt: Date;
+  /** The response to keep, rendered from the effect inside its transaction. */
+  render(result: T): StoredResponse;
+}
+
+export type OnceResult<T> =
+  | { readonly outcome: 'done'; readonly result: T }
+  | { readonly outcome: 'replay'; readonly response: StoredResponse }
+  | { readonly outcome: 'mismatch' }
+  | { readonly outcome: 'in_flight' };
 
 export interface ApiKeyRecord {
   readonly id: number;

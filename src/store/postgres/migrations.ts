@@ -42,4 +42,17 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX orders_status_id ON orders (status, id);
   CREATE INDEX orders_pet_id ON orders (pet_id);
   `,
+  `
+  CREATE TABLE idempotency_keys (
+    owner       BIGINT      NOT NULL,
+    key         TEXT        NOT NULL,
+    fingerprint TEXT        NOT NULL,
+    status      INTEGER     NOT NULL,
+    headers     TEXT        NOT NULL,
+    body        TEXT        NOT NULL,
+    expires_at  TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (owner, key)
+  );
+  CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
+  `,
 ];

@@ -1,14 +1,18 @@
+import type pg from 'pg';
 import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
 import type { PetStatus } from '../../schemas/pet.js';
 import type {
   ChangeOrderResult,
   NewOrderRecord,
+  Once,
+  OnceResult,
   OrderPageQuery,
   OrderRecord,
   OrderStore,
   PlaceOrderResult,
 } from '../store.js';
 import { type Database, lockKey } from './postgres-db.js';
+import { pgOnce } from './postgres-once.js';
 
 interface OrderRow {
   id: number;
@@ -30,6 +34,28 @@ function orderFromRow(row: OrderRow): OrderRecord {
   return { id: row.id, petId: row.pet_id, quantity: row.quantity, status: row.status, createdAt: row.created_at };
 }
 
+/** Takes the pet if it is available and records the order, on the caller's transaction. */
+async function placeWith(client: pg.ClientBase, order: NewOrderRecord): Promise<PlaceOrderResult> {
+  const taken = await client.query('UPDATE pets SET status = $1 WHERE id = $2 AND status = $3', [
+    PLACED_PET_STATUS,
+    order.petId,
+    PLACEABLE_PET_STATUS,
+  ]);
+  if (taken.rowCount === 0) {
+    const { rows } = await client.query<{ status: PetStatus }>('SELECT status FROM pets WHERE id = $1', [order.petId]);
+    const pet = rows[0];
+    return pet === undefined ? { outcome: 'pet_not_found' } : { outcome: 'pet_not_available', petStatus: pet.status };
+  }
+  // Order ids become visible in id order, as pet ids do (see PET_QUERIES.insert).
+  await client.query(`SELECT pg_advisory_xact_lock(${lockKey('order-ids')})`);
+  const { rows } = await client.query<OrderRow>(
+    `INSERT INTO orders (pet_id, quantity, status, created_at) VALUES ($1, $2, 'placed', $3)
+     RETURNING ${ORDER_COLUMNS}`,
+    [order.petId, order.quantity, order.createdAt],
+  );
+  return { outcome: 'placed', order: orderFromRow(rows[0] as OrderRow) };
+}
+
 /**
  * Placing takes the pet with a conditional UPDATE (`… AND status = 'available'`): under concurrency
  * PostgreSQL re-checks the condition after the competing transaction commits, so exactly one order
@@ -43,30 +69,18 @@ export class PostgresOrderStore implements OrderStore {
   }
 
   async place(order: NewOrderRecord): Promise<PlaceOrderResult> {
-    return this.#db.transaction(async (client) => {
-      const taken = await client.query('UPDATE pets SET status = $1 WHERE id = $2 AND status = $3', [
-        PLACED_PET_STATUS,
-        order.petId,
-        PLACEABLE_PET_STATUS,
-      ]);
-      if (taken.rowCount === 0) {
-        const { rows } = await client.query<{ status: PetStatus }>('SELECT status FROM pets WHERE id = $1', [
-          order.petId,
-        ]);
-        const pet = rows[0];
-        return pet === undefined
-          ? { outcome: 'pet_not_found' }
-          : { outcome: 'pet_not_available', petStatus: pet.status };
-      }
-      // Order ids become visible in id order, as pet ids do (see PET_QUERIES.insert).
-      await client.query(`SELECT pg_advisory_xact_lock(${lockKey('order-ids')})`);
-      const { rows } = await client.query<OrderRow>(
-        `INSERT INTO orders (pet_id, quantity, status, created_at) VALUES ($1, $2, 'placed', $3)
-         RETURNING ${ORDER_COLUMNS}`,
-        [order.petId, order.quantity, order.createdAt],
-      );
-      return { outcome: 'placed', order: orderFromRow(rows[0] as OrderRow) };
-    });
+    return this.#db.transaction((client) => placeWith(client, order));
+  }
+
+  async placeOnce(order: NewOrderRecord, once: Once<OrderRecord>): Promise<OnceResult<PlaceOrderResult>> {
+    return this.#db.transaction((client) =>
+      pgOnce(
+        client,
+        once,
+        () => placeWith(client, order),
+        (result) => (result.outcome === 'placed' ? result.order : undefined),
+      ),
+    );
   }
 
   async get(id: number): Promise<OrderRecord | undefined> {

@@ -9,6 +9,8 @@ import type {
   ApiKeyWithHash,
   NewApiKeyRecord,
   NewPetRecord,
+  Once,
+  OnceResult,
   OrderStore,
   PetPageQuery,
   PetStore,
@@ -16,6 +18,7 @@ import type {
 } from '../store.js';
 import { Database, lockKey } from './postgres-db.js';
 import { migratePostgres } from './postgres-migrate.js';
+import { pgOnce } from './postgres-once.js';
 import { PostgresOrderStore } from './postgres-order-store.js';
 
 interface PetRow {
@@ -106,6 +109,20 @@ class PostgresPetStore implements PetStore {
       pet.status,
     ]);
     return petFromRow(row as PetRow);
+  }
+
+  async createOnce(pet: NewPetRecord, once: Once<Pet>): Promise<OnceResult<Pet>> {
+    return this.#db.transaction((client) =>
+      pgOnce(
+        client,
+        once,
+        async () => {
+          const { rows } = await client.query<PetRow>(PET_QUERIES.insert, [pet.name, pet.categoryId, pet.status]);
+          return petFromRow(rows[0] as PetRow);
+        },
+        (created) => created,
+      ),
+    );
   }
 
   async get(id: number): Promise<Pet | undefined> {
@@ -277,6 +294,11 @@ export class PostgresStore implements Store {
       name,
     ]);
     return (row as { value: Buffer }).value;
+  }
+
+  async purgeExpiredIdempotencyKeys(now: Date): Promise<number> {
+    const { rowCount } = await this.#pool.query('DELETE FROM idempotency_keys WHERE expires_at <= $1', [now]);
+    return rowCount ?? 0;
   }
 
   async ping(): Promise<void> {

@@ -4,11 +4,14 @@ import type { PetStatus } from '../../schemas/pet.js';
 import type {
   ChangeOrderResult,
   NewOrderRecord,
+  Once,
+  OnceResult,
   OrderPageQuery,
   OrderRecord,
   OrderStore,
   PlaceOrderResult,
 } from '../store.js';
+import type { OnceRunner } from './sqlite-once.js';
 
 interface OrderRow {
   id: number;
@@ -44,12 +47,13 @@ function orderFromRow(row: OrderRow): OrderRecord {
  */
 export class SqliteOrderStore implements OrderStore {
   readonly #place: (order: NewOrderRecord) => PlaceOrderResult;
+  readonly #placeOnce: (order: NewOrderRecord, once: Once<OrderRecord>) => OnceResult<PlaceOrderResult>;
   readonly #change: (id: number, to: OrderStatus) => ChangeOrderResult;
   readonly #get: Database.Statement<[number]>;
   readonly #page: Database.Statement<[number, number]>;
   readonly #pageByStatus: Database.Statement<[string, number, number]>;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, runOnce: OnceRunner) {
     const petStatus = db.prepare<[number], { status: PetStatus }>('SELECT status FROM pets WHERE id = ?');
     const setPetStatus = db.prepare<[string, number]>('UPDATE pets SET status = ? WHERE id = ?');
     const insert = db.prepare<[number, number, number], OrderRow>(ORDER_QUERIES.insert);
@@ -69,6 +73,14 @@ export class SqliteOrderStore implements OrderStore {
       return { outcome: 'placed', order: orderFromRow(row) };
     });
     this.#place = (order) => place.immediate(order);
+    const placeOnce = db.transaction((order: NewOrderRecord, once: Once<OrderRecord>) =>
+      runOnce(
+        once,
+        () => place(order),
+        (result) => (result.outcome === 'placed' ? result.order : undefined),
+      ),
+    );
+    this.#placeOnce = (order, once) => placeOnce.immediate(order, once);
 
     const change = db.transaction((id: number, to: OrderStatus): ChangeOrderResult => {
       const current = this.#get.get(id) as OrderRow | undefined;
@@ -83,6 +95,10 @@ export class SqliteOrderStore implements OrderStore {
 
   async place(order: NewOrderRecord): Promise<PlaceOrderResult> {
     return this.#place(order);
+  }
+
+  async placeOnce(order: NewOrderRecord, once: Once<OrderRecord>): Promise<OnceResult<PlaceOrderResult>> {
+    return this.#placeOnce(order, once);
   }
 
   async get(id: number): Promise<OrderRecord | undefined> {

@@ -11,12 +11,15 @@ import {
   DuplicateNameError,
   type NewApiKeyRecord,
   type NewPetRecord,
+  type Once,
+  type OnceResult,
   type OrderStore,
   type PetPageQuery,
   type PetStore,
   type Store,
 } from '../store.js';
 import { migrateSqlite } from './sqlite-migrate.js';
+import { type OnceRunner, sqliteOnceRunner } from './sqlite-once.js';
 import { SqliteOrderStore } from './sqlite-order-store.js';
 
 interface PetRow {
@@ -88,8 +91,18 @@ class SqlitePetStore implements PetStore {
   readonly #page: Database.Statement<[number, number]>;
   readonly #pageByStatus: Database.Statement<[string, number, number]>;
 
-  constructor(db: Database.Database) {
+  readonly #createOnce: (pet: NewPetRecord, once: Once<Pet>) => OnceResult<Pet>;
+
+  constructor(db: Database.Database, runOnce: OnceRunner) {
     this.#insert = db.prepare(PET_QUERIES.insert);
+    const createOnce = db.transaction((pet: NewPetRecord, once: Once<Pet>) =>
+      runOnce(
+        once,
+        () => petFromRow(this.#insert.get(pet.name, pet.categoryId, pet.status) as PetRow),
+        (created) => created,
+      ),
+    );
+    this.#createOnce = (pet, once) => createOnce.immediate(pet, once);
     this.#get = db.prepare(PET_QUERIES.get);
     this.#page = db.prepare(PET_QUERIES.page);
     this.#pageByStatus = db.prepare(PET_QUERIES.pageByStatus);
@@ -97,6 +110,10 @@ class SqlitePetStore implements PetStore {
 
   async create(pet: NewPetRecord): Promise<Pet> {
     return petFromRow(this.#insert.get(pet.name, pet.categoryId, pet.status) as PetRow);
+  }
+
+  async createOnce(pet: NewPetRecord, once: Once<Pet>): Promise<OnceResult<Pet>> {
+    return this.#createOnce(pet, once);
   }
 
   async get(id: number): Promise<Pet | undefined> {
@@ -196,8 +213,9 @@ export class SqliteStore implements Store {
 
   private constructor(db: Database.Database) {
     this.#db = db;
-    this.pets = new SqlitePetStore(db);
-    this.orders = new SqliteOrderStore(db);
+    const runOnce = sqliteOnceRunner(db);
+    this.pets = new SqlitePetStore(db, runOnce);
+    this.orders = new SqliteOrderStore(db, runOnce);
     this.apiKeys = new SqliteApiKeyStore(db);
   }
 
@@ -221,6 +239,10 @@ export class SqliteStore implements Store {
     this.#db.prepare('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)').run(name, randomBytes(32));
     const row = this.#db.prepare('SELECT value FROM secrets WHERE name = ?').get(name) as { value: Buffer };
     return row.value;
+  }
+
+  async purgeExpiredIdempotencyKeys(now: Date): Promise<number> {
+    return this.#db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now.getTime()).changes;
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Clock } from '../clock.js';
+import type { Once, OnceResult, StoredResponse } from '../store/store.js';
+import { ApiError } from './error-codes.js';
+
+/** How long a key is remembered (IETF httpapi idempotency-key draft; DESIGN.md: 24 h). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const KEY_TEXT = /^[\x20-\x7e]{1,255}$/;
+
+/** The request header, for the OpenAPI document of every operation that honours it. */
+export const IdempotencyKeyHeader = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        'Makes a retry safe: the same key with the same body within 24 h answers as the first request did ' +
+        '(with `Idempotent-Replayed: true`); with another body, 422. A structured-field string ("…") or a bare ' +
+        'token, 1 to 255 printable ASCII characters, scoped to your API key.',
+    }),
+  ),
+});
+
+export const REPLAYED_HEADER = {
+  'Idempotent-Replayed': {
+    type: 'string',
+    description: '`true` when this is the stored response of an earlier request.',
+  },
+};
+
+/** The key from the header, without the quotes of a structured-field string; undefined when absent. */
+export function idempotencyKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  const text = Array.isArray(header) ? header.join(', ') : header;
+  const key = /^"(.*)"$/s.exec(text)?.[1] ?? text;
+  if (!KEY_TEXT.test(key)) {
+    throw new ApiError('invalid_request', 'header "Idempotency-Key" must be 1 to 255 printable ASCII characters');
+  }
+  return key;
+}
+
+/** JSON with object keys sorted, so the same body always digests the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function fingerprint(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.routeOptions.url}\n${canonical(request.body)}`)
+    .digest('hex');
+}
+
+export const REPLAYED = Symbol('replayed');
+
+/**
+ * Safe retries of POSTs: the effect runs once per (API key, Idempotency-Key); its response is stored
+ * with it, in the same transaction (see Store `…Once` methods), and replayed to retries. A duplicate
+ * still in flight gets 409 (this process tracks its own; PostgreSQL also sees other instances').
+ */
+export class Idempotency {
+  readonly #clock: Clock;
+  readonly #inFlight = new Set<string>();
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  /** The effect's result, or REPLAYED when the stored response of an earlier request was sent. */
+  async run<T, R>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    render: (result: T) => StoredResponse,
+    effect: (once: Once<T>) => Promise<OnceResult<R>>,
+  ): Promise<R | typeof REPLAYED> {
+    const owner = request.apiKey?.id;
+    if (owner === undefined) throw new Error('idempotency needs an authenticated request');
+    const slot = `${owner}:${key}`;
+    if (this.#inFlight.has(slot)) throw inFlight();
+    this.#inFlight.add(slot);
+    try {
+      const now = this.#clock();
+      const result = await effect({
+        owner,
+        key,
+        fingerprint: fingerprint(request),
+        now,
+        expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        render,
+      });
+      switch (result.outcome) {
+        case 'done':
+          return result.result;
+        case 'in_flight':
+          throw inFlight();
+        case 'mismatch':
+          throw new ApiError(
+            'idempotency_mismatch',
+            'this Idempotency-Key was already used with a different request; use a new key for a new request',
+          );
+        case 'replay':
+          reply
+            .code(result.response.status)
+            .headers(result.response.headers)
+            .header('idempotent-replayed', 'true')
+            .type('application/json; charset=utf-8')
+            .send(result.response.body);
+          return REPLAYED;
+      }
+    } finally {
+      this.#inFlight.delete(slot);
+    }
+  }
+}
+
+function inFlight(): ApiError {
+  return new ApiError('conflict', 'a request with this Idempotency-Key is still in progress; retry shortly', {
+    headers: { 'retry-after': '1' },
+  });
+}
