@@ -13,6 +13,7 @@ import { installErrorReplies, sendError } from './http/error-reply.js';
 import { Idempotency } from './http/idempotency.js';
 import { Links } from './http/links.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
+import { failedAuthLimitPlugin, keyRateLimitPlugin, type RateLimitOptions } from './http/rate-limit.js';
 import { validatorCompiler } from './http/validation.js';
 import { ErrorBody } from './schemas/error.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './schemas/order.js';
@@ -24,6 +25,8 @@ export interface AppOptions {
   readonly publicUrl?: string | undefined;
   readonly clock?: Clock;
   readonly logger?: FastifyServerOptions['logger'];
+  /** Rate limiting; off when absent. */
+  readonly rateLimit?: RateLimitOptions | undefined;
   /** PEM certificate and key: the app then speaks HTTPS, HTTP/2 with HTTP/1.1 fallback, and sends HSTS. */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
 }
@@ -116,7 +119,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
+  if (options.rateLimit !== undefined) {
+    await options.rateLimit.limiter.ready();
+    await app.register(failedAuthLimitPlugin, options.rateLimit);
+  }
   await app.register(authPlugin, { store: options.store, clock });
+  if (options.rateLimit !== undefined) await app.register(keyRateLimitPlugin, options.rateLimit);
 
   const routes = methodNotAllowed(app);
   const secret = await options.store.secret('cursor');

@@ -29,6 +29,10 @@ export interface Config {
   /** Origin (and optional path prefix) in front of `/v1` in absolute links; relative links when absent. */
   readonly publicUrl: string | undefined;
   readonly logLevel: LogLevel;
+  /** Per API key; undefined when RATE_LIMIT_RPS=0 turns limiting off. */
+  readonly rateLimit: { readonly perSecond: number; readonly burst: number } | undefined;
+  /** Redis for state shared by instances (rate limits); per process when absent. */
+  readonly redisUrl: string | undefined;
   /** PEM files for HTTPS (HTTP/2 with HTTP/1.1 fallback); plain HTTP when absent. */
   readonly tls: TlsFiles | undefined;
 }
@@ -143,6 +147,23 @@ function parseTls(cert: string | undefined, key: string | undefined): TlsFiles |
   return { certPath: resolve(cert), keyPath: resolve(key) };
 }
 
+function parseRateLimit(rps: string | undefined, burst: string | undefined) {
+  const perSecond = rps === undefined ? 100 : Number(rps);
+  if (!/^\d+(\.\d+)?$/.test(rps ?? '100') || !Number.isFinite(perSecond)) {
+    throw new ConfigError(
+      `RATE_LIMIT_RPS must be a number of requests per second (0 turns limiting off), got "${rps}"`,
+    );
+  }
+  if (perSecond === 0) return undefined;
+  return { perSecond, burst: parseInteger('RATE_LIMIT_BURST', burst, 200, 1, 1_000_000) };
+}
+
+function parseRedisUrl(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (!/^rediss?:\/\//.test(text)) throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  return text;
+}
+
 /** Reads and validates the environment. The only place in the service that looks at process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
@@ -152,5 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: parsePublicUrl(nonEmpty(env.PUBLIC_URL)),
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL)),
     tls: parseTls(nonEmpty(env.TLS_CERT), nonEmpty(env.TLS_KEY)),
+    rateLimit: parseRateLimit(nonEmpty(env.RATE_LIMIT_RPS), nonEmpty(env.RATE_LIMIT_BURST)),
+    redisUrl: parseRedisUrl(nonEmpty(env.REDIS_URL)),
   };
 }

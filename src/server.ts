@@ -4,6 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
+import { MemoryRateLimiter } from './limits/memory-rate-limiter.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
+import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
 import { issueFirstApiKey } from './services/api-keys.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -17,6 +20,24 @@ export interface RunningServer {
   readonly app: FastifyInstance;
   readonly url: string;
   stop(): Promise<void>;
+}
+
+/** Redis-backed limits when REDIS_URL is set (one limit across instances), else per process. */
+function rateLimiter(config: Config, log: () => FastifyInstance['log'] | undefined): RateLimiter | undefined {
+  if (config.rateLimit === undefined) return undefined;
+  if (config.redisUrl === undefined) return new MemoryRateLimiter();
+  let failedOpen = 0;
+  let lastLogged = 0;
+  return new RedisRateLimiter({
+    url: config.redisUrl,
+    onFailOpen: (error) => {
+      failedOpen++;
+      // Once a minute at most: an outage would otherwise log on every request.
+      if (Date.now() - lastLogged < 60_000) return;
+      lastLogged = Date.now();
+      log()?.warn({ err: error, failedOpen }, 'Redis unavailable: rate limits are not enforced until it returns');
+    },
+  });
 }
 
 /** On a store with no keys at all, creates one and prints it, once; does nothing otherwise. */
@@ -38,7 +59,8 @@ export interface StartOptions {
 /** Opens the store, listens, then issues the first key if there is none. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const store = await openStore(config.database);
-  let app: FastifyInstance;
+  let app: FastifyInstance | undefined;
+  const limiter = rateLimiter(config, () => app?.log);
   try {
     app = await buildApp({
       store,
@@ -48,12 +70,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         config.tls === undefined
           ? undefined
           : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
+      rateLimit:
+        limiter === undefined || config.rateLimit === undefined ? undefined : { limiter, perKey: config.rateLimit },
     });
   } catch (error) {
+    await limiter?.close();
     await store.close();
     throw error;
   }
-  app.addHook('onClose', async () => store.close());
+  app.addHook('onClose', async () => {
+    await limiter?.close();
+    await store.close();
+  });
+
   const purge = setInterval(() => {
     store.purgeExpiredIdempotencyKeys(systemClock()).catch((error: unknown) => {
       app.log.warn({ err: error }, 'purging expired idempotency keys failed; will retry');

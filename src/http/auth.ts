@@ -34,7 +34,8 @@ function unauthorized(message: string, keyWasSent: boolean): ApiError {
   return new ApiError('unauthorized', message, { headers: { 'www-authenticate': challenge } });
 }
 
-function needsKey(request: FastifyRequest): boolean {
+/** Whether the route asks for a key (everything but the public endpoints and unknown paths outside /v1). */
+export function needsKey(request: FastifyRequest): boolean {
   if (request.routeOptions.config.public === true) return false;
   // Unknown paths outside the API answer 404 without asking for a key; under /v1 the key comes first.
   if (request.is404) return request.url === '/v1' || request.url.startsWith('/v1/') || request.url.startsWith('/v1?');

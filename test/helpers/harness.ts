@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import type { Scope } from '../../src/domain/api-key.js';
+import type { RateLimitOptions } from '../../src/http/rate-limit.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import type { Store } from '../../src/store/store.js';
 import { BACKENDS, type StoreBackend } from './stores.js';
@@ -38,6 +39,8 @@ export interface Harness {
 export interface HarnessOptions {
   readonly clock?: Clock;
   readonly publicUrl?: string;
+  /** Rate limiting, made anew for each instance (each gets its own limiter, as separate processes would). */
+  readonly rateLimit?: () => RateLimitOptions;
 }
 
 export async function request(
@@ -71,6 +74,7 @@ async function listen(t: TestContext, store: Store, options: HarnessOptions) {
     store,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+    rateLimit: options.rateLimit?.(),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   t.after(() => app.close());

@@ -38,6 +38,8 @@ export function cliEnv(databaseUrl: string, extra: Record<string, string> = {}):
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',
+    // Most tests drive bursts through one key; the rate-limit tests turn limiting back on.
+    RATE_LIMIT_RPS: '0',
     DATABASE_URL: databaseUrl,
     ...extra,
   };

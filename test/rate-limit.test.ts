@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { describe, type TestContext, test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+import type { Rate } from '../src/domain/token-bucket.js';
+import { MemoryRateLimiter } from '../src/limits/memory-rate-limiter.js';
+import type { RateLimiter } from '../src/limits/rate-limiter.js';
+import { RedisRateLimiter } from '../src/limits/redis-rate-limiter.js';
+import { issueApiKey } from '../src/services/api-keys.js';
+import { expectError, type Harness, startHarness } from './helpers/harness.js';
+import { sparePort } from './helpers/pg-cluster.js';
+import { BACKENDS } from './helpers/stores.js';
+
+const REDIS_URL = process.env.PETSTORE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const backend = BACKENDS[0];
+assert.ok(backend);
+
+/** A Redis limiter in a namespace of its own, closed after the test. */
+function redisLimiter(t: TestContext, prefix: string, url = REDIS_URL, onFailOpen?: () => void): RateLimiter {
+  const limiter = new RedisRateLimiter({ url, prefix, ...(onFailOpen === undefined ? {} : { onFailOpen }) });
+  t.after(() => limiter.close());
+  return limiter;
+}
+
+async function statuses(h: Harness, count: number, key?: string): Promise<number[]> {
+  const results: number[] = [];
+  for (let i = 0; i < count; i++) {
+    results.push((await h.call('GET', '/v1/pets', key === undefined ? {} : { key })).status);
+  }
+  return results;
+}
+
+const slow: Rate = { perSecond: 0.2, burst: 5 };
+
+describe('rate limits', () => {
+  test('per API key: the burst passes with RateLimit headers, then 429 rate_limited with Retry-After', async (t) => {
+    const h = await startHarness(t, backend, { rateLimit: () => ({ limiter: new MemoryRateLimiter(), perKey: slow }) });
+    const remaining: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const result = await h.call('GET', '/v1/pets');
+      assert.equal(result.status, 200);
+      assert.equal(result.headers.get('ratelimit-policy'), '"default";q=5;w=25');
+      remaining.push(result.headers.get('ratelimit') ?? '');
+    }
+    assert.match(remaining[0] ?? '', /^"default";r=4;t=\d+$/);
+    assert.match(remaining[4] ?? '', /^"default";r=0;t=\d+$/);
+    const refused = await h.call('GET', '/v1/pets');
+    assert.match(expectError(refused, 429, 'rate_limited'), /over its rate limit/);
+    assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+    assert.match(refused.headers.get('ratelimit') ?? '', /^"default";r=0;/);
+    assert.equal((await h.call('GET', '/v1/pets', { key: h.keys.read })).status, 200, 'another key has its own bucket');
+    assert.equal((await h.call('GET', '/healthz', { key: null })).status, 200, 'public endpoints are not limited');
+  });
+
+  test('failed authentication is limited per client address', async (t) => {
+    const h = await startHarness(t, backend, { rateLimit: () => ({ limiter: new MemoryRateLimiter(), perKey: slow }) });
+    const bad = 'psk_000000000000000000000000000000000000';
+    const results = await statuses(h, 21, bad);
+    assert.deepEqual(results.slice(0, 20), Array(20).fill(401));
+    expectError(await h.call('GET', '/v1/pets', { key: bad }), 429, 'rate_limited');
+    const withValidKey = await h.call('GET', '/v1/pets');
+    assert.match(expectError(withValidKey, 429, 'rate_limited'), /failed authentications from this address/);
+  });
+
+  test('with Redis, two instances share one limit', async (t) => {
+    const prefix = `petstore-test:${randomBytes(4).toString('hex')}:`;
+    const rate: Rate = { perSecond: 0.5, burst: 10 };
+    const h = await startHarness(t, backend, { rateLimit: () => ({ limiter: redisLimiter(t, prefix), perKey: rate }) });
+    const other = await h.startInstance();
+    const started = Date.now();
+    const results: number[] = [];
+    for (let i = 0; i < 30; i++) results.push((await (i % 2 ? other : h).call('GET', '/v1/pets')).status);
+    const elapsed = (Date.now() - started) / 1000;
+    const allowed = results.filter((status) => status === 200).length;
+    const expected = rate.burst + Math.floor(elapsed * rate.perSecond);
+    t.diagnostic(`allowed ${allowed} of 30 across two instances; burst ${rate.burst}, ${elapsed.toFixed(2)} s elapsed`);
+    assert.ok(allowed >= rate.burst && allowed <= expected + 1, `allowed ${allowed}, expected about ${expected}`);
+    assert.ok(
+      results.slice(allowed).every((status) => status === 429),
+      'every request past the limit is refused',
+    );
+  });
+
+  test('if Redis goes away the service keeps serving (fails open), and limits return with it', async (t) => {
+    const port = await sparePort();
+    const start = (): ChildProcess =>
+      spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
+    let redis = start();
+    t.after(() => redis.kill('SIGKILL'));
+    let failedOpen = 0;
+    const rate: Rate = { perSecond: 0.1, burst: 3 };
+    const h = await startHarness(t, backend, {
+      rateLimit: () => ({
+        limiter: redisLimiter(t, 'outage:', `redis://127.0.0.1:${port}`, () => {
+          failedOpen++;
+        }),
+        perKey: rate,
+      }),
+    });
+    const ready = async () => {
+      for (let i = 0; i < 50; i++) {
+        const status = (await h.call('GET', '/v1/pets')).status;
+        if (status === 429) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error('the limit never applied');
+    };
+    await ready();
+
+    redis.kill('SIGKILL');
+    await new Promise((resolve) => redis.once('exit', resolve));
+    assert.deepEqual(await statuses(h, 10), Array(10).fill(200), 'requests pass while Redis is down');
+    assert.ok(failedOpen >= 10, `fail-open was reported (${failedOpen})`);
+
+    redis = start();
+    await ready();
+    assert.equal((await h.call('GET', '/v1/pets')).status, 429, 'the limit applies again once Redis is back');
+  });
+
+  test('configuration: on by default, 0 turns it off, bad values are refused', () => {
+    assert.deepEqual(loadConfig({}).rateLimit, { perSecond: 100, burst: 200 });
+    assert.equal(loadConfig({ RATE_LIMIT_RPS: '0' }).rateLimit, undefined);
+    assert.deepEqual(loadConfig({ RATE_LIMIT_RPS: '2.5', RATE_LIMIT_BURST: '7' }).rateLimit, {
+      perSecond: 2.5,
+      burst: 7,
+    });
+    assert.throws(() => loadConfig({ RATE_LIMIT_RPS: '-1' }), ConfigError);
+    assert.throws(() => loadConfig({ RATE_LIMIT_BURST: '0' }), ConfigError);
+    assert.throws(() => loadConfig({ REDIS_URL: 'http://x' }), ConfigError);
+    assert.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl, 'redis://127.0.0.1:6379');
+  });
+
+  test('keys issued during the test are unaffected by other keys: issuing stays independent of limits', async (t) => {
+    const h = await startHarness(t, backend, { rateLimit: () => ({ limiter: new MemoryRateLimiter(), perKey: slow }) });
+    await statuses(h, 6);
+    const { key } = await issueApiKey(h.store, () => new Date(), { name: 'fresh' });
+    assert.equal((await h.call('GET', '/v1/pets', { key })).status, 200);
+  });
+});
