@@ -59,8 +59,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     'x-content-type-options': 'nosniff',
     ...(options.tls === undefined ? {} : { 'strict-transport-security': HSTS }),
   };
-  app.addHook('onSend', async (_request, reply, payload) => {
+  let closing = false;
+  app.addHook('onSend', async (request, reply, payload) => {
     reply.headers(securityHeaders);
+    // While stopping, every HTTP/1 response closes its connection: a keep-alive connection left idle
+    // after the stop began would hold the server open. (HTTP/2 has no such header; GOAWAY does it.)
+    if (closing && request.raw.httpVersionMajor === 1) reply.header('connection', 'close');
     return payload;
   });
 
@@ -76,7 +80,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   installErrorReplies(app);
 
-  let closing = false;
   // HTTP/2 clients keep sessions open; without a GOAWAY they would hold a graceful stop for the
   // session timeout. session.close() lets in-flight streams finish and refuses new ones.
   const sessions = new Set<Http2Session>();
@@ -92,7 +95,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.addHook('onRequest', async (_request, reply) => {
     if (!closing) return;
-    reply.header('connection', 'close');
     return sendError(
       reply,
       new ApiError('service_unavailable', 'the server is shutting down', { headers: { 'retry-after': '1' } }),
