@@ -1,4 +1,5 @@
 import type { Http2Session } from 'node:http2';
+import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -25,10 +26,46 @@ export interface AppOptions {
   readonly publicUrl?: string | undefined;
   readonly clock?: Clock;
   readonly logger?: FastifyServerOptions['logger'];
+  readonly limits?: ServerLimits;
   /** Rate limiting; off when absent. */
   readonly rateLimit?: RateLimitOptions | undefined;
   /** PEM certificate and key: the app then speaks HTTPS, HTTP/2 with HTTP/1.1 fallback, and sends HSTS. */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+}
+
+/** Limits against slow or greedy clients (slowloris, header floods, connection floods). */
+export interface ServerLimits {
+  /** The whole header block must arrive within this. */
+  readonly headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this. */
+  readonly requestTimeoutMs: number;
+  /** How often Node checks the two time-outs above. */
+  readonly timeoutCheckIntervalMs: number;
+  readonly maxHeaderBytes: number;
+  readonly maxConnections: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  timeoutCheckIntervalMs: 1000,
+  maxHeaderBytes: 16 * 1024,
+  maxConnections: 10_000,
+};
+
+/** Malformed HTTP still gets the Error body; a client too slow to send its request is cut off. */
+function clientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    socket.destroy();
+    return;
+  }
+  const message =
+    error.code === 'HPE_HEADER_OVERFLOW' ? 'the request headers are too large' : 'the request is not valid HTTP/1.1';
+  const body = JSON.stringify({ code: 'invalid_request', message, status: 400 });
+  socket.end(
+    'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** One year: browsers and clients remember to use HTTPS only (RFC 6797). */
@@ -43,15 +80,30 @@ const INTERFACE_VERSION = '1.0.0';
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   const links = new Links(options.publicUrl);
-  const transport = options.tls === undefined ? {} : { http2: true, https: { allowHTTP1: true, ...options.tls } };
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const nodeLimits = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: limits.timeoutCheckIntervalMs,
+    maxHeaderSize: limits.maxHeaderBytes,
+  };
+  const transport =
+    options.tls === undefined
+      ? { http: nodeLimits }
+      : { http2: true, https: { allowHTTP1: true, maxHeaderSize: limits.maxHeaderBytes, ...options.tls } };
   // Fastify types an HTTP/2 server differently; the routes use nothing that differs, so one type serves both.
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
     // Our own 503 below carries the Error body; Fastify's built-in one would not.
     return503OnClosing: false,
+    requestTimeout: limits.requestTimeoutMs,
+    clientErrorHandler,
     ...transport,
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.server.maxConnections = limits.maxConnections;
+  app.server.headersTimeout = limits.headersTimeoutMs;
 
   const securityHeaders: Record<string, string> = {
     // Responses carry account data: never cache them; never let a client guess another content type.
