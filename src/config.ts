@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 
 export interface SqliteDatabaseConfig {
@@ -76,14 +77,17 @@ function parseInteger(name: string, text: string | undefined, fallback: number, 
 export function parseDatabaseUrl(text: string | undefined, env: NodeJS.ProcessEnv = {}): DatabaseConfig {
   if (text === undefined) return { kind: 'sqlite', path: resolve(DEFAULT_DATABASE_PATH) };
   if (/^postgres(ql)?:\/\//i.test(text)) {
+    let url: URL;
     try {
-      new URL(text);
+      url = new URL(text);
     } catch {
       throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
     }
+    // As libpq does: no user in the URL means PGUSER, else the operating-system user.
+    if (url.username === '') url.username = encodeURIComponent(env.PGUSER ?? userInfo().username);
     return {
       kind: 'postgres',
-      url: text,
+      url: url.href,
       poolSize: parseInteger('DATABASE_POOL_SIZE', nonEmpty(env.DATABASE_POOL_SIZE), 10, 1, 1000),
       connectTimeoutMs: parseInteger(
         'DATABASE_CONNECT_TIMEOUT_MS',

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+test('DATABASE_URL: SQLite paths in every form, PostgreSQL URLs with the user libpq would pick', () => {
+  assert.deepEqual(loadConfig({}).database, { kind: 'sqlite', path: resolve('data/petstore.db') });
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'x/p.db' }).database, { kind: 'sqlite', path: resolve('x/p.db') });
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:x/p.db' }).database, { kind: 'sqlite', path: resolve('x/p.db') });
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:///tmp/p.db' }).database, { kind: 'sqlite', path: '/tmp/p.db' });
+  assert.throws(() => loadConfig({ DATABASE_URL: 'sqlite://host/p.db' }), ConfigError);
+  assert.throws(
+    () => loadConfig({ DATABASE_URL: 'mysql://u:secret@h/db' }),
+    (error: Error) => !error.message.includes('secret'),
+  );
+
+  const pg = (env: Record<string, string>) => {
+    const { database } = loadConfig(env);
+    assert.equal(database.kind, 'postgres');
+    return database;
+  };
+  const plain = pg({ DATABASE_URL: 'postgres://127.0.0.1:5432/test' });
+  assert.equal(new URL(plain.url).username, userInfo().username);
+  assert.equal(new URL(pg({ DATABASE_URL: 'postgresql://127.0.0.1/test', PGUSER: 'app' }).url).username, 'app');
+  assert.equal(new URL(pg({ DATABASE_URL: 'postgres://me@127.0.0.1/test', PGUSER: 'app' }).url).username, 'me');
+  assert.deepEqual(
+    { ...plain, url: '' },
+    { kind: 'postgres', url: '', poolSize: 10, connectTimeoutMs: 3000, queryTimeoutMs: 5000 },
+  );
+  assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://x', DATABASE_POOL_SIZE: '0' }), ConfigError);
+});
+
+test('the rest of the environment: defaults, and one clear error per bad value', () => {
+  const config = loadConfig({});
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.port, 8080);
+  assert.equal(config.publicUrl, undefined);
+  assert.equal(config.logLevel, 'info');
+  assert.equal(config.tls, undefined);
+  assert.equal(loadConfig({ PUBLIC_URL: 'https://pets.example.com/' }).publicUrl, 'https://pets.example.com');
+  for (const env of [
+    { PORT: '70000' },
+    { PORT: 'http' },
+    { PUBLIC_URL: 'ftp://x' },
+    { PUBLIC_URL: 'https://x/?q=1' },
+    { LOG_LEVEL: 'loud' },
+    { TLS_CERT: 'cert.pem' },
+  ]) {
+    assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
+  }
+});
