@@ -2,7 +2,13 @@ import type { Http2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import { metaRoutes } from './api/meta.js';
 import { orderRoutes } from './api/orders.js';
 import { petRoutes } from './api/pets.js';
@@ -12,6 +18,7 @@ import { authPlugin } from './http/auth.js';
 import { ApiError, ERROR_CODES } from './http/error-codes.js';
 import { installErrorReplies, sendError } from './http/error-reply.js';
 import { Idempotency } from './http/idempotency.js';
+import { installJsonBodies } from './http/json-body.js';
 import { Links } from './http/links.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
 import { failedAuthLimitPlugin, keyRateLimitPlugin, type RateLimitOptions } from './http/rate-limit.js';
@@ -68,6 +75,12 @@ function clientErrorHandler(error: Error & { code?: string }, socket: Duplex): v
   );
 }
 
+/** Fastify's own refusals before routing (a URL that does not decode): the Error body all the same. */
+function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const message = error.code === 'FST_ERR_BAD_URL' ? 'the URL is not valid (bad percent-encoding)' : error.message;
+  sendError(reply, new ApiError('invalid_request', message));
+}
+
 /** One year: browsers and clients remember to use HTTPS only (RFC 6797). */
 const HSTS = 'max-age=31536000';
 
@@ -82,6 +95,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const links = new Links(options.publicUrl);
   const limits = options.limits ?? DEFAULT_LIMITS;
   const nodeLimits = {
+    // A request without Host is answered by the app (with the Error body), not by Node's bare 400.
+    requireHostHeader: false,
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     connectionsCheckingInterval: limits.timeoutCheckIntervalMs,
@@ -99,6 +114,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     requestTimeout: limits.requestTimeoutMs,
     clientErrorHandler,
+    frameworkErrors,
+    // Longer than any URL the header limit lets through: an over-long id is then refused by its schema.
+    routerOptions: { maxParamLength: limits.maxHeaderBytes },
     ...transport,
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -120,14 +138,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return payload;
   });
 
-  // JSON only: Fastify also parses text/plain by default, which would let non-JSON bodies reach validation.
-  app.removeContentTypeParser('text/plain');
-  // PATCH bodies may say what they are (RFC 7396); a {status} merge patch parses as JSON.
-  app.addContentTypeParser(
-    'application/merge-patch+json',
-    { parseAs: 'string' },
-    app.getDefaultJsonParser('error', 'error'),
-  );
+  // JSON only (Fastify would also parse text/plain); PATCH bodies may be merge patches (RFC 7396).
+  installJsonBodies(app);
   app.setValidatorCompiler(validatorCompiler(SHARED_SCHEMAS));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   installErrorReplies(app);

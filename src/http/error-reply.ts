@@ -35,11 +35,6 @@ function toApiError(error: FastifyError & { validationContext?: string }): ApiEr
       return new ApiError('unsupported_media_type', 'the request body must be application/json');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('payload_too_large', 'the request body must not be larger than 64 KiB');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError('invalid_request', 'the request body is empty; send a JSON object');
-  }
-  if (error instanceof SyntaxError && error.statusCode === 400) {
-    return new ApiError('invalid_request', `the request body is not valid JSON: ${error.message}`);
   }
   const status = error.statusCode ?? 500;
   const code = status >= 400 && status < 500 ? CODE_BY_STATUS.get(status) : undefined;

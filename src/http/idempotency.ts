@@ -32,10 +32,15 @@ export const REPLAYED_HEADER = {
 export function idempotencyKey(request: FastifyRequest): string | undefined {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return undefined;
+  // One structured-field string ("…", with \" and \\ escapes) or one bare token: never a list.
   const text = Array.isArray(header) ? header.join(', ') : header;
-  const key = /^"(.*)"$/s.exec(text)?.[1] ?? text;
+  const quoted = /^"((?:[^"\\]|\\["\\])*)"$/.exec(text)?.[1]?.replace(/\\(["\\])/g, '$1');
+  const key = quoted ?? (/^[^\s",]+$/.test(text) ? text : '');
   if (!KEY_TEXT.test(key)) {
-    throw new ApiError('invalid_request', 'header "Idempotency-Key" must be 1 to 255 printable ASCII characters');
+    throw new ApiError(
+      'invalid_request',
+      'header "Idempotency-Key" must be one string of 1 to 255 printable ASCII characters',
+    );
   }
   return key;
 }
