@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { eachBackend, request } from './helpers/harness.js';
-import { cliEnv, runCli, type ServeProcess, startServe, tempDir } from './helpers/process.js';
-import { createPostgresSchema, type StoreBackend } from './helpers/stores.js';
+import { cliEnv, createKey, freshDatabaseUrl, type ServeProcess, startServe } from './helpers/process.js';
 
 /**
  * Process-level durability and shutdown: real `serve` processes killed with SIGKILL or stopped with
@@ -78,20 +76,6 @@ async function attempt(url: string, method: string, path: string, key: string, b
     json = undefined;
   }
   return { kind: 'answered', status: response.status, text, json, headers: response.headers };
-}
-
-/** A DATABASE_URL for a fresh database of the backend, removed after the test. */
-async function freshDatabaseUrl(t: TestContext, backend: StoreBackend): Promise<string> {
-  if (backend.name === 'sqlite') return join(tempDir(t), 'petstore.db');
-  const schema = await createPostgresSchema();
-  t.after(() => schema.drop());
-  return schema.url;
-}
-
-async function createKey(env: NodeJS.ProcessEnv, name: string): Promise<string> {
-  const result = await runCli(['keys', 'create', '--name', name], env);
-  assert.equal(result.code, 0, result.stderr);
-  return result.stdout.trim();
 }
 
 /** Every item of a list, following `Link: rel="next"` to the end. */

@@ -1,24 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { eachBackend, request } from './helpers/harness.js';
-import { cliEnv, runCli, type ServeProcess, startServe, tempDir } from './helpers/process.js';
-import { createPostgresSchema, type StoreBackend } from './helpers/stores.js';
-
-/** A DATABASE_URL for a fresh database of the backend, removed after the test. */
-async function freshDatabaseUrl(t: TestContext, backend: StoreBackend): Promise<string> {
-  if (backend.name === 'sqlite') return join(tempDir(t), 'petstore.db');
-  const schema = await createPostgresSchema();
-  t.after(() => schema.drop());
-  return schema.url;
-}
-
-async function createKey(env: NodeJS.ProcessEnv, name: string): Promise<string> {
-  const result = await runCli(['keys', 'create', '--name', name], env);
-  assert.equal(result.code, 0, result.stderr);
-  return result.stdout.trim();
-}
+import { cliEnv, createKey, freshDatabaseUrl, runCli, type ServeProcess, startServe } from './helpers/process.js';
 
 function nextLink(headers: Headers): string | undefined {
   return /<([^>]+)>; rel="next"/.exec(headers.get('link') ?? '')?.[1];

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { createPostgresSchema, type StoreBackend } from './stores.js';
 
 /** The compiled CLI (`npm run build` first): the tests drive the real binary, as an operator would. */
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -158,4 +159,19 @@ export async function startServe(
       return exit;
     },
   };
+}
+
+/** A DATABASE_URL for a fresh database of the backend, removed after the test. */
+export async function freshDatabaseUrl(t: TestContext, backend: StoreBackend): Promise<string> {
+  if (backend.name === 'sqlite') return join(tempDir(t), 'petstore.db');
+  const schema = await createPostgresSchema();
+  t.after(() => schema.drop());
+  return schema.url;
+}
+
+/** Issues a key through the CLI and returns it. */
+export async function createKey(env: NodeJS.ProcessEnv, name: string): Promise<string> {
+  const result = await runCli(['keys', 'create', '--name', name], env);
+  if (result.code !== 0) throw new Error(`keys create failed: ${result.stderr}`);
+  return result.stdout.trim();
 }

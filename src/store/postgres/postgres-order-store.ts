@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
 import type { PetStatus } from '../../schemas/pet.js';
+import { ORDER_COLUMNS } from '../rows.js';
 import type {
   ChangeOrderResult,
   NewOrderRecord,
@@ -21,8 +22,6 @@ interface OrderRow {
   status: OrderStatus;
   created_at: Date;
 }
-
-const ORDER_COLUMNS = 'id, pet_id, quantity, status, created_at';
 
 export const ORDER_QUERIES = {
   get: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1`,

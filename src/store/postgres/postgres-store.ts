@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { PostgresDatabaseConfig } from '../../config.js';
 import type { Scope } from '../../domain/api-key.js';
-import type { Pet, PetStatus } from '../../schemas/pet.js';
+import type { Pet } from '../../schemas/pet.js';
+import { KEY_COLUMNS, PET_COLUMNS, type PetRow, petFromRow, withoutHash } from '../rows.js';
 import type {
   ApiKeyRecord,
   ApiKeyStore,
@@ -21,13 +22,6 @@ import { migratePostgres } from './postgres-migrate.js';
 import { pgOnce } from './postgres-once.js';
 import { PostgresOrderStore } from './postgres-order-store.js';
 
-interface PetRow {
-  id: number;
-  name: string;
-  category_id: number;
-  status: PetStatus;
-}
-
 interface ApiKeyRow {
   id: number;
   name: string;
@@ -39,9 +33,6 @@ interface ApiKeyRow {
   last_used_at: Date | null;
   revoked_at: Date | null;
 }
-
-const PET_COLUMNS = 'id, name, category_id, status';
-const KEY_COLUMNS = 'id, name, prefix, hash, scopes, created_at, expires_at, last_used_at, revoked_at';
 
 /**
  * The hot queries, exported so a test can check their plans.
@@ -73,10 +64,6 @@ const typeParsers: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-function petFromRow(row: PetRow): Pet {
-  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status };
-}
-
 function keyFromRow(row: ApiKeyRow): ApiKeyWithHash {
   return {
     id: row.id,
@@ -89,10 +76,6 @@ function keyFromRow(row: ApiKeyRow): ApiKeyWithHash {
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
   };
-}
-
-function withoutHash({ hash: _hash, ...record }: ApiKeyWithHash): ApiKeyRecord {
-  return record;
 }
 
 class PostgresPetStore implements PetStore {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
 import type { PetStatus } from '../../schemas/pet.js';
+import { ORDER_COLUMNS } from '../rows.js';
 import type {
   ChangeOrderResult,
   NewOrderRecord,
@@ -20,8 +21,6 @@ interface OrderRow {
   status: OrderStatus;
   created_at: number;
 }
-
-const ORDER_COLUMNS = 'id, pet_id, quantity, status, created_at';
 
 export const ORDER_QUERIES = {
   insert: `INSERT INTO orders (pet_id, quantity, status, created_at) VALUES (?, ?, 'placed', ?) RETURNING ${ORDER_COLUMNS}`,

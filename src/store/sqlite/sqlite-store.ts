@@ -3,7 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Scope } from '../../domain/api-key.js';
-import type { Pet, PetStatus } from '../../schemas/pet.js';
+import type { Pet } from '../../schemas/pet.js';
+import { KEY_COLUMNS, PET_COLUMNS, type PetRow, petFromRow, withoutHash } from '../rows.js';
 import {
   type ApiKeyRecord,
   type ApiKeyStore,
@@ -22,13 +23,6 @@ import { migrateSqlite } from './sqlite-migrate.js';
 import { type OnceRunner, sqliteOnceRunner } from './sqlite-once.js';
 import { SqliteOrderStore } from './sqlite-order-store.js';
 
-interface PetRow {
-  id: number;
-  name: string;
-  category_id: number;
-  status: PetStatus;
-}
-
 interface ApiKeyRow {
   id: number;
   name: string;
@@ -41,9 +35,6 @@ interface ApiKeyRow {
   revoked_at: number | null;
 }
 
-const PET_COLUMNS = 'id, name, category_id, status';
-const KEY_COLUMNS = 'id, name, prefix, hash, scopes, created_at, expires_at, last_used_at, revoked_at';
-
 /**
  * The hot queries, exported so a test can check their plans. Two page queries rather than one with
  * `(? IS NULL OR status = ?)`, so each is served by its index and reads only the rows it returns.
@@ -54,10 +45,6 @@ export const PET_QUERIES = {
   page: `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
   pageByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
 } as const;
-
-function petFromRow(row: PetRow): Pet {
-  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status };
-}
 
 function dateOrNull(ms: number | null): Date | null {
   return ms === null ? null : new Date(ms);
@@ -75,10 +62,6 @@ function keyFromRow(row: ApiKeyRow): ApiKeyWithHash {
     lastUsedAt: dateOrNull(row.last_used_at),
     revokedAt: dateOrNull(row.revoked_at),
   };
-}
-
-function withoutHash({ hash: _hash, ...record }: ApiKeyWithHash): ApiKeyRecord {
-  return record;
 }
 
 function isUniqueViolation(error: unknown): boolean {
