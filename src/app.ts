@@ -21,6 +21,7 @@ import { Idempotency } from './http/idempotency.js';
 import { installJsonBodies } from './http/json-body.js';
 import { Links } from './http/links.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
+import { Metrics, metricsPlugin } from './http/metrics.js';
 import { failedAuthLimitPlugin, keyRateLimitPlugin, type RateLimitOptions } from './http/rate-limit.js';
 import { validatorCompiler } from './http/validation.js';
 import { ErrorBody } from './schemas/error.js';
@@ -185,14 +186,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  if (options.rateLimit !== undefined) {
-    await options.rateLimit.limiter.ready();
-    await app.register(failedAuthLimitPlugin, options.rateLimit);
+  const routes = methodNotAllowed(app);
+  const metrics = new Metrics();
+  await app.register(metricsPlugin, { metrics });
+  const rateLimit = options.rateLimit === undefined ? undefined : { ...options.rateLimit, metrics };
+  if (rateLimit !== undefined) {
+    await rateLimit.limiter.ready();
+    await app.register(failedAuthLimitPlugin, rateLimit);
   }
   await app.register(authPlugin, { store: options.store, clock });
-  if (options.rateLimit !== undefined) await app.register(keyRateLimitPlugin, options.rateLimit);
+  if (rateLimit !== undefined) await app.register(keyRateLimitPlugin, rateLimit);
 
-  const routes = methodNotAllowed(app);
   const secret = await options.store.secret('cursor');
   const idempotency = new Idempotency(clock);
   await app.register(metaRoutes, { store: options.store });

@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/**
+ * The service's Prometheus metrics, one registry per app (so several apps in one process, as in tests,
+ * do not share counts). With `serve --workers N` each worker has its own; scrape each instance.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'petstore_http_requests_total',
+    help: 'Requests answered, by operation and status.',
+    labelNames: ['operation', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly latency = new Histogram({
+    name: 'petstore_http_request_duration_seconds',
+    help: 'Time from request to response, by operation and status.',
+    labelNames: ['operation', 'status'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  readonly deprecatedCalls = new Counter({
+    name: 'petstore_deprecated_calls_total',
+    help: 'Calls to deprecated operations, by operation and API key id: who still has to move.',
+    labelNames: ['operation', 'key_id'] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimited = new Counter({
+    name: 'petstore_rate_limit_rejections_total',
+    help: 'Requests refused with 429, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimitFailOpen = new Counter({
+    name: 'petstore_rate_limit_fail_open_total',
+    help: 'Requests let through unlimited because the shared limiter (Redis) was unavailable.',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });
+  }
+}
+
+function operationOf(request: FastifyRequest): string {
+  const schema = request.routeOptions.schema as { operationId?: string } | undefined;
+  if (schema?.operationId !== undefined) return schema.operationId;
+  return request.is404 ? 'not_found' : (request.routeOptions.url ?? 'unknown');
+}
+
+/** Counts and times every response, and serves `GET /metrics` (Prometheus text, public). */
+export const metricsPlugin = fp(
+  async (app: FastifyInstance, { metrics }: { metrics: Metrics }) => {
+    app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+      const labels = { operation: operationOf(request), status: String(reply.statusCode) };
+      metrics.requests.inc(labels);
+      metrics.latency.observe(labels, reply.elapsedTime / 1000);
+      const schema = request.routeOptions.schema as { deprecated?: boolean } | undefined;
+      if (schema?.deprecated === true) {
+        metrics.deprecatedCalls.inc({ operation: labels.operation, key_id: String(request.apiKey?.id ?? 'none') });
+      }
+    });
+    app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+      reply.type(metrics.registry.contentType);
+      return metrics.registry.metrics();
+    });
+  },
+  { name: 'metrics' },
+);

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Rate } from '../src/domain/token-bucket.js';
+import { MemoryRateLimiter } from '../src/limits/memory-rate-limiter.js';
+import { RedisRateLimiter } from '../src/limits/redis-rate-limiter.js';
+import { eachBackend, startHarness } from './helpers/harness.js';
+import { sparePort } from './helpers/pg-cluster.js';
+import { BACKENDS } from './helpers/stores.js';
+
+const sqlite = BACKENDS[0] as (typeof BACKENDS)[number];
+
+/** The value of one sample line, e.g. `name{a="b"} 3`; 0 when absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (wanted.every((pair) => line.includes(pair))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return 0;
+}
+
+eachBackend((backend) => {
+  describe(`metrics [${backend.name}]`, () => {
+    test('counts and times requests per operation and status, and calls to the deprecated operation', async (t) => {
+      const h = await startHarness(t, backend);
+      const [pet] = await h.createPets(3);
+      for (let i = 0; i < 4; i++) await h.call('GET', '/v1/pets');
+      await h.call('GET', '/v1/pets?limit=0');
+      await h.call('GET', `/v1/pets/${pet.id}`);
+      await h.call('GET', '/v1/pets/999');
+      await h.call('GET', '/v1/pets', { key: null });
+      await h.call('GET', '/nowhere');
+
+      const scrape = await h.call('GET', '/metrics', { key: null });
+      assert.equal(scrape.status, 200);
+      assert.match(scrape.headers.get('content-type') ?? '', /^text\/plain/);
+      const text = scrape.text;
+      const requests = 'petstore_http_requests_total';
+      assert.equal(sample(text, requests, { operation: 'createPet', status: '201' }), 3);
+      assert.equal(sample(text, requests, { operation: 'listPets', status: '200' }), 4);
+      assert.equal(sample(text, requests, { operation: 'listPets', status: '400' }), 1);
+      assert.equal(sample(text, requests, { operation: 'listPets', status: '401' }), 1);
+      assert.equal(sample(text, requests, { operation: 'getPet', status: '200' }), 1);
+      assert.equal(sample(text, requests, { operation: 'getPet', status: '404' }), 1);
+      assert.equal(sample(text, requests, { operation: 'not_found', status: '404' }), 1);
+      assert.equal(
+        sample(text, 'petstore_http_request_duration_seconds_count', { operation: 'listPets', status: '200' }),
+        4,
+      );
+      assert.equal(sample(text, 'petstore_deprecated_calls_total', { operation: 'getPet' }), 2);
+      assert.ok(sample(text, 'petstore_process_resident_memory_bytes') > 0, 'process metrics are there');
+    });
+  });
+});
+
+describe('rate-limit metrics', () => {
+  const rate: Rate = { perSecond: 0.1, burst: 2 };
+  test('rejections are counted by reason', async (t) => {
+    const h = await startHarness(t, sqlite, {
+      rateLimit: () => ({ limiter: new MemoryRateLimiter(), perKey: rate }),
+    });
+    for (let i = 0; i < 5; i++) await h.call('GET', '/v1/pets');
+    const text = (await h.call('GET', '/metrics', { key: null })).text;
+    assert.equal(sample(text, 'petstore_rate_limit_rejections_total', { reason: 'api_key' }), 3);
+  });
+
+  test('requests let through while Redis is unreachable are counted as fail-open', async (t) => {
+    const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${await sparePort()}`, prefix: 'nowhere:' });
+    t.after(() => limiter.close());
+    const h = await startHarness(t, sqlite, {
+      rateLimit: () => ({ limiter, perKey: rate }),
+    });
+    for (let i = 0; i < 4; i++) assert.equal((await h.call('GET', '/v1/pets')).status, 200);
+    const text = (await h.call('GET', '/metrics', { key: null })).text;
+    assert.ok(sample(text, 'petstore_rate_limit_fail_open_total') >= 4);
+  });
+});
