@@ -140,3 +140,16 @@ describe('rate limits', () => {
     assert.equal((await h.call('GET', '/v1/pets', { key })).status, 200);
   });
 });
+
+test('memory limiter: sweeping idle buckets judges each by its own rate', async () => {
+  let now = 1000;
+  const limiter = new MemoryRateLimiter(() => now);
+  const strict: Rate = { perSecond: 1, burst: 20 };
+  const generous: Rate = { perSecond: 100, burst: 200 };
+  for (let i = 0; i < 20; i++) await limiter.take('auth-failures:attacker', strict, 1);
+  now += 3;
+  // Enough other buckets to trigger a sweep; each is full under the generous rate a moment later.
+  for (let i = 0; i < 10_001; i++) await limiter.take(`key:${i}`, generous, 1);
+  const { tokens } = await limiter.take('auth-failures:attacker', strict, 0);
+  assert.ok(tokens < 5, `the attacker's bucket survived the sweep (tokens ${tokens})`);
+});

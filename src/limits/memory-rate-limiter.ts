@@ -7,7 +7,8 @@ const SWEEP_AT = 10_000;
 /** Per-process buckets: with several instances each one limits on its own (use REDIS_URL to share). */
 export class MemoryRateLimiter implements RateLimiter {
   readonly shared = false;
-  readonly #buckets = new Map<string, BucketState>();
+  /** Each bucket keeps its own rate: the sweep must judge it by that, not by the caller's. */
+  readonly #buckets = new Map<string, { state: BucketState; rate: Rate }>();
   readonly #now: () => number;
 
   constructor(now: () => number = () => performance.timeOrigin / 1000 + performance.now() / 1000) {
@@ -16,14 +17,14 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async take(bucket: string, rate: Rate, cost: number): Promise<Decision> {
     const now = this.#now();
-    const { allowed, state } = takeTokens(this.#buckets.get(bucket), now, rate, cost);
-    if (cost > 0) this.#buckets.set(bucket, state);
-    if (this.#buckets.size > SWEEP_AT) this.#sweep(now, rate);
+    const { allowed, state } = takeTokens(this.#buckets.get(bucket)?.state, now, rate, cost);
+    if (cost > 0) this.#buckets.set(bucket, { state, rate });
+    if (this.#buckets.size > SWEEP_AT) this.#sweep(now);
     return { allowed, tokens: state.tokens };
   }
 
-  #sweep(now: number, rate: Rate): void {
-    for (const [name, state] of this.#buckets) {
+  #sweep(now: number): void {
+    for (const [name, { state, rate }] of this.#buckets) {
       if (takeTokens(state, now, rate, 0).state.tokens >= rate.burst) this.#buckets.delete(name);
     }
   }
