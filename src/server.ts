@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
+import type { RateLimitOptions } from './http/rate-limit.js';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter.js';
-import type { RateLimiter } from './limits/rate-limiter.js';
 import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
 import { issueFirstApiKey } from './services/api-keys.js';
 import { openStore } from './store/open-store.js';
@@ -22,22 +22,21 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Redis-backed limits when REDIS_URL is set (one limit across instances), else per process. */
-function rateLimiter(config: Config, log: () => FastifyInstance['log'] | undefined): RateLimiter | undefined {
+/** Redis-backed limits when REDIS_URL is set (one limit across instances), else per process; none when off. */
+function rateLimitOptions(config: Config, log: () => FastifyInstance['log'] | undefined): RateLimitOptions | undefined {
   if (config.rateLimit === undefined) return undefined;
-  if (config.redisUrl === undefined) return new MemoryRateLimiter();
-  let failedOpen = 0;
+  if (config.redisUrl === undefined) return { limiter: new MemoryRateLimiter(), perKey: config.rateLimit };
   let lastLogged = 0;
-  return new RedisRateLimiter({
+  const limiter = new RedisRateLimiter({
     url: config.redisUrl,
     onFailOpen: (error) => {
-      failedOpen++;
-      // Once a minute at most: an outage would otherwise log on every request.
+      // Once a minute at most: an outage would otherwise log on every request. /metrics counts each one.
       if (Date.now() - lastLogged < 60_000) return;
       lastLogged = Date.now();
-      log()?.warn({ err: error, failedOpen }, 'Redis unavailable: rate limits are not enforced until it returns');
+      log()?.warn({ err: error }, 'Redis unavailable: rate limits are not enforced until it returns');
     },
   });
+  return { limiter, perKey: config.rateLimit };
 }
 
 /** On a store with no keys at all, creates one and prints it, once; does nothing otherwise. */
@@ -60,7 +59,7 @@ export interface StartOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const store = await openStore(config.database);
   let app: FastifyInstance | undefined;
-  const limiter = rateLimiter(config, () => app?.log);
+  const rateLimit = rateLimitOptions(config, () => app?.log);
   try {
     app = await buildApp({
       store,
@@ -70,16 +69,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         config.tls === undefined
           ? undefined
           : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
-      rateLimit:
-        limiter === undefined || config.rateLimit === undefined ? undefined : { limiter, perKey: config.rateLimit },
+      rateLimit,
     });
   } catch (error) {
-    await limiter?.close();
+    await rateLimit?.limiter.close();
     await store.close();
     throw error;
   }
   app.addHook('onClose', async () => {
-    await limiter?.close();
+    await rateLimit?.limiter.close();
     await store.close();
   });
 
