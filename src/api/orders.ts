@@ -4,13 +4,7 @@ import type { Clock } from '../clock.js';
 import type { CursorCodec } from '../domain/cursor.js';
 import { isComplete } from '../domain/order-status.js';
 import { ApiError } from '../http/error-codes.js';
-import {
-  type Idempotency,
-  IdempotencyKeyHeader,
-  idempotencyKey,
-  REPLAYED,
-  REPLAYED_HEADER,
-} from '../http/idempotency.js';
+import { type Idempotency, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
 import type { Links } from '../http/links.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../http/responses.js';
@@ -73,9 +67,8 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
     },
     async (request, reply) => {
       const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query;
-      const afterId = pager.afterId(cursor, status);
-      const rows = await store.orders.list({ limit: limit + 1, status, afterId });
-      return pager.page(reply, rows, limit, status).map(toOrder);
+      const page = await pager.list(reply, { limit, status, cursor }, (q) => store.orders.list({ ...q, status }));
+      return page.map(toOrder);
     },
   );
 
@@ -111,11 +104,11 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
     async (request, reply) => {
       const { petId, quantity = 1 } = request.body;
       const record = { petId, quantity, createdAt: clock() };
-      const key = idempotencyKey(request);
-      const result =
-        key === undefined
-          ? await store.orders.place(record)
-          : await idempotency.run(request, reply, key, placed, (once) => store.orders.placeOnce(record, once));
+      const result = await idempotency.run(request, reply, {
+        plain: () => store.orders.place(record),
+        once: (once) => store.orders.placeOnce(record, once),
+        render: placed,
+      });
       if (result === REPLAYED) return reply;
       switch (result.outcome) {
         case 'pet_not_found':

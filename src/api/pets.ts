@@ -5,13 +5,7 @@ import type { CursorCodec } from '../domain/cursor.js';
 import { petNameProblem } from '../domain/pet-name.js';
 import { deprecationHooks } from '../http/deprecation.js';
 import { ApiError } from '../http/error-codes.js';
-import {
-  type Idempotency,
-  IdempotencyKeyHeader,
-  idempotencyKey,
-  REPLAYED,
-  REPLAYED_HEADER,
-} from '../http/idempotency.js';
+import { type Idempotency, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
 import type { Links } from '../http/links.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../http/responses.js';
@@ -75,8 +69,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
     },
     async (request, reply) => {
       const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query;
-      const afterId = pager.afterId(cursor, status);
-      return pager.page(reply, await store.pets.list({ limit: limit + 1, status, afterId }), limit, status);
+      return pager.list(reply, { limit, status, cursor }, (page) => store.pets.list({ ...page, status }));
     },
   );
 
@@ -112,11 +105,11 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
       const problem = petNameProblem(name);
       if (problem !== undefined) throw new ApiError('invalid_request', problem);
       const record = { name, categoryId, status };
-      const key = idempotencyKey(request);
-      const pet =
-        key === undefined
-          ? await store.pets.create(record)
-          : await idempotency.run(request, reply, key, created, (once) => store.pets.createOnce(record, once));
+      const pet = await idempotency.run(request, reply, {
+        plain: () => store.pets.create(record),
+        once: (once) => store.pets.createOnce(record, once),
+        render: created,
+      });
       if (pet === REPLAYED) return reply;
       reply.code(201).header('location', location(pet));
       return pet;

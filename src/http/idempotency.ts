@@ -29,7 +29,7 @@ export const REPLAYED_HEADER = {
 };
 
 /** The key from the header, without the quotes of a structured-field string; undefined when absent. */
-export function idempotencyKey(request: FastifyRequest): string | undefined {
+function idempotencyKey(request: FastifyRequest): string | undefined {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return undefined;
   // One structured-field string ("…", with \" and \\ escapes) or one bare token: never a list.
@@ -76,14 +76,21 @@ export class Idempotency {
     this.#clock = clock;
   }
 
-  /** The effect's result, or REPLAYED when the stored response of an earlier request was sent. */
+  /**
+   * Runs the effect: plainly when the request has no Idempotency-Key, otherwise once per key. Returns
+   * its result, or REPLAYED when the stored response of an earlier request was sent instead.
+   */
   async run<T, R>(
     request: FastifyRequest,
     reply: FastifyReply,
-    key: string,
-    render: (result: T) => StoredResponse,
-    effect: (once: Once<T>) => Promise<OnceResult<R>>,
+    effect: {
+      readonly plain: () => Promise<R>;
+      readonly once: (once: Once<T>) => Promise<OnceResult<R>>;
+      readonly render: (result: T) => StoredResponse;
+    },
   ): Promise<R | typeof REPLAYED> {
+    const key = idempotencyKey(request);
+    if (key === undefined) return effect.plain();
     const owner = request.apiKey?.id;
     if (owner === undefined) throw new Error('idempotency needs an authenticated request');
     const slot = `${owner}:${key}`;
@@ -91,13 +98,13 @@ export class Idempotency {
     this.#inFlight.add(slot);
     try {
       const now = this.#clock();
-      const result = await effect({
+      const result = await effect.once({
         owner,
         key,
         fingerprint: fingerprint(request),
         now,
         expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-        render,
+        render: effect.render,
       });
       switch (result.outcome) {
         case 'done':

@@ -4,8 +4,8 @@ import { ApiError } from './error-codes.js';
 import type { Links } from './links.js';
 
 /**
- * Keyset pages of one list endpoint: reads the `cursor`, and after the query (which fetched one row
- * more than `limit`) trims the page and sets `Link: rel="next"` when more rows exist.
+ * Keyset pages of one list endpoint: reads the `cursor`, fetches one row more than `limit` (to know
+ * whether a next page exists without counting), trims it, and sets `Link: rel="next"` when there is one.
  */
 export class Pager {
   readonly #cursors: CursorCodec;
@@ -18,8 +18,18 @@ export class Pager {
     this.#path = path;
   }
 
+  /** One page: `fetch` reads rows in id order after `afterId`, at most `limit` of them. */
+  async list<T extends { id: number }>(
+    reply: FastifyReply,
+    query: { readonly limit: number; readonly status: string | undefined; readonly cursor: string | undefined },
+    fetch: (page: { limit: number; afterId: number }) => Promise<T[]>,
+  ): Promise<T[]> {
+    const rows = await fetch({ limit: query.limit + 1, afterId: this.#afterId(query.cursor, query.status) });
+    return this.#page(reply, rows, query.limit, query.status);
+  }
+
   /** The id after which the page starts: 0 without a cursor. */
-  afterId(cursor: string | undefined, status: string | undefined): number {
+  #afterId(cursor: string | undefined, status: string | undefined): number {
     if (cursor === undefined) return 0;
     const position = this.#cursors.decode(cursor);
     if (position === undefined) {
@@ -36,7 +46,7 @@ export class Pager {
   }
 
   /** The page itself from `limit + 1` rows, with the next link set on the reply when there is more. */
-  page<T extends { id: number }>(reply: FastifyReply, rows: T[], limit: number, status: string | undefined): T[] {
+  #page<T extends { id: number }>(reply: FastifyReply, rows: T[], limit: number, status: string | undefined): T[] {
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     if (rows.length > limit && last !== undefined) {
