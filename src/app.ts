@@ -9,6 +9,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
+import { docsRoutes } from './api/docs.js';
 import { metaRoutes } from './api/meta.js';
 import { orderRoutes } from './api/orders.js';
 import { petRoutes } from './api/pets.js';
@@ -200,6 +201,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const secret = await options.store.secret('cursor');
   const idempotency = new Idempotency(clock);
   await app.register(metaRoutes, { store: options.store });
+  await app.register(docsRoutes);
   await app.register(petRoutes, {
     store: options.store,
     idempotency,

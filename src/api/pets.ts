@@ -13,6 +13,7 @@ import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas/pet.js';
 import { ref } from '../schemas/ref.js';
 import type { Store, StoredResponse } from '../store/store.js';
+import { docsLink } from './docs.js';
 
 export interface PetRoutesOptions {
   readonly store: Store;
@@ -125,7 +126,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
           deprecatedAt: GET_PET_DEPRECATED_AT,
           sunsetAt: GET_PET_SUNSET_AT,
           successor: links.to('/v1/pets'),
-          notice: links.to('/v1/openapi.json'),
+          notice: links.to(docsLink('pets', 'getPet')),
         },
         clock,
       ),

@@ -24,9 +24,11 @@ export function methodNotAllowed(app: FastifyInstance) {
   return {
     answerOtherMethods(): void {
       for (const [url, entry] of [...paths]) {
-        const missing = METHODS.filter((method) => !entry.methods.has(method));
+        // hasRoute too: a prefixed plugin's `/` also becomes `<prefix>/`, announced to onRoute for HEAD only.
+        const present = (method: HTTPMethods) => entry.methods.has(method) || app.hasRoute({ url, method });
+        const missing = METHODS.filter((method) => !present(method));
         if (missing.length === 0) continue;
-        const allow = METHODS.filter((method) => entry.methods.has(method)).join(', ');
+        const allow = METHODS.filter(present).join(', ');
         app.route({
           method: missing,
           url,
