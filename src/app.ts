@@ -24,6 +24,7 @@ import { Links } from './http/links.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
 import { Metrics, metricsPlugin } from './http/metrics.js';
 import { failedAuthLimitPlugin, keyRateLimitPlugin, type RateLimitOptions } from './http/rate-limit.js';
+import { RequestLog, requestIdOf, requestIdPlugin } from './http/request-log.js';
 import { validatorCompiler } from './http/validation.js';
 import { ErrorBody } from './schemas/error.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './schemas/order.js';
@@ -111,6 +112,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Fastify types an HTTP/2 server differently; the routes use nothing that differs, so one type serves both.
   const app = Fastify({
     logger: options.logger ?? false,
+    logController: new RequestLog(),
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     bodyLimit: BODY_LIMIT_BYTES,
     // Our own 503 below carries the Error body; Fastify's built-in one would not.
     return503OnClosing: false,
@@ -187,6 +191,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
+  await app.register(requestIdPlugin);
   const routes = methodNotAllowed(app);
   const metrics = new Metrics();
   await app.register(metricsPlugin, { metrics });

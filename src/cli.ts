@@ -31,9 +31,11 @@ async function main(argv: string[]): Promise<void> {
     case 'serve': {
       const { values } = parseArgs({ args, options: { workers: { type: 'string' } } });
       const workers = parseWorkers(values.workers);
-      if (cluster.isWorker) await serveUntilSignalled(startServer(config, { worker: true }));
-      else if (workers > 1) await runPrimary(config, workers);
-      else await serveUntilSignalled(startServer(config));
+      // Readable lines for a person at a terminal; JSON lines for everything that collects logs.
+      const prettyLogs = process.stdout.isTTY === true;
+      if (cluster.isWorker) await serveUntilSignalled(startServer(config, { worker: true, prettyLogs }));
+      else if (workers > 1) await runPrimary(config, workers, prettyLogs);
+      else await serveUntilSignalled(startServer(config, { prettyLogs }));
       return;
     }
     case 'migrate': {

@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import type { RateLimitOptions } from './http/rate-limit.js';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter.js';
 import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
+import { loggerOptions } from './logger.js';
 import { issueFirstApiKey } from './services/api-keys.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -53,6 +54,8 @@ export interface StartOptions {
   /** A cluster worker leaves the first key and the ready line to the primary process. */
   readonly worker?: boolean;
   readonly out?: NodeJS.WritableStream;
+  /** Human-readable log lines (a terminal is watching) instead of JSON. */
+  readonly prettyLogs?: boolean;
 }
 
 /** Opens the store, listens, then issues the first key if there is none. */
@@ -64,7 +67,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     app = await buildApp({
       store,
       publicUrl: config.publicUrl,
-      logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
+      logger: loggerOptions(config.logLevel, options.prettyLogs ?? false),
       tls:
         config.tls === undefined
           ? undefined

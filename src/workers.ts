@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import { UsageError } from './commands/usage-error.js';
 import type { Config } from './config.js';
+import { loggerOptions } from './logger.js';
 import { announceFirstKey, SHUTDOWN_GRACE_MS } from './server.js';
 import { openStore } from './store/open-store.js';
 
@@ -29,8 +30,8 @@ const KILL_AFTER_MS = SHUTDOWN_GRACE_MS + 5000;
  * replaces a worker that dies (with backoff), and on SIGTERM/SIGINT stops every worker gracefully,
  * exiting 0 when they all stopped cleanly. Workers are stateless; everything shared lives in the database.
  */
-export async function runPrimary(config: Config, workers: number): Promise<void> {
-  const log = pino({ level: config.logLevel });
+export async function runPrimary(config: Config, workers: number, prettyLogs: boolean): Promise<void> {
+  const log = pino(loggerOptions(config.logLevel, prettyLogs));
   await (await openStore(config.database)).close();
 
   let stopping = false;

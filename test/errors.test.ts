@@ -80,7 +80,9 @@ eachBackend((backend) => {
         assert.doesNotMatch(result.text, /SQLITE|secret|internal\/path|stack/i);
         const requestId = /request id (\S+)$/.exec(message)?.[1];
         assert.ok(requestId, message);
-        const logged = lines.map((line) => JSON.parse(line)).find((entry) => entry.reqId === requestId && entry.err);
+        const logged = lines
+          .map((line) => JSON.parse(line))
+          .find((entry) => entry.requestId === requestId && entry.err);
         assert.match(logged?.err?.message ?? '', /SQLITE_IOERR/, 'the cause is logged with the request id');
       }
       const ready = await request(url, 'GET', '/readyz', {});

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { operationOf } from './operation.js';
 
 /**
  * The service's Prometheus metrics, one registry per app (so several apps in one process, as in tests,
@@ -42,12 +43,6 @@ export class Metrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });
   }
-}
-
-function operationOf(request: FastifyRequest): string {
-  const schema = request.routeOptions.schema as { operationId?: string } | undefined;
-  if (schema?.operationId !== undefined) return schema.operationId;
-  return request.is404 ? 'not_found' : (request.routeOptions.url ?? 'unknown');
 }
 
 /** Counts and times every response, and serves `GET /metrics` (Prometheus text, public). */

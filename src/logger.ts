@@ -1,0 +1,24 @@
+import type { LoggerOptions } from 'pino';
+import type { LogLevel } from './config.js';
+
+/**
+ * Where a key could appear in a log line: never written, whatever the level. The service logs no
+ * headers itself; these paths cover a debugging serializer or a library that does.
+ */
+const REDACT = ['req.headers.authorization', 'headers.authorization', 'authorization'];
+
+/** pino options for the service: JSON lines, or pino-pretty's readable lines when a person is watching. */
+export function loggerOptions(level: LogLevel, pretty: boolean): LoggerOptions {
+  return {
+    level,
+    redact: { paths: REDACT, censor: '[redacted]' },
+    ...(pretty
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+          },
+        }
+      : {}),
+  };
+}
