@@ -30,6 +30,7 @@ import { ErrorBody } from './schemas/error.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './schemas/order.js';
 import { NewPet, Pet, PetStatus } from './schemas/pet.js';
 import type { Store } from './store/store.js';
+import { timedStore } from './store/timed-store.js';
 
 export interface AppOptions {
   readonly store: Store;
@@ -95,6 +96,8 @@ const INTERFACE_VERSION = '1.0.0';
 /** Builds the service on a store. No I/O beyond the store; the caller decides whether to listen. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
+  const metrics = new Metrics(() => options.store.poolStats());
+  const store = timedStore(options.store, metrics.observeStoreCall);
   const links = new Links(options.publicUrl);
   const limits = options.limits ?? DEFAULT_LIMITS;
   const nodeLimits = {
@@ -193,29 +196,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(requestIdPlugin);
   const routes = methodNotAllowed(app);
-  const metrics = new Metrics();
   await app.register(metricsPlugin, { metrics });
   const rateLimit = options.rateLimit === undefined ? undefined : { ...options.rateLimit, metrics };
   if (rateLimit !== undefined) {
     await rateLimit.limiter.ready();
     await app.register(failedAuthLimitPlugin, rateLimit);
   }
-  await app.register(authPlugin, { store: options.store, clock });
+  await app.register(authPlugin, { store, clock });
   if (rateLimit !== undefined) await app.register(keyRateLimitPlugin, rateLimit);
 
-  const secret = await options.store.secret('cursor');
+  const secret = await store.secret('cursor');
   const idempotency = new Idempotency(clock);
-  await app.register(metaRoutes, { store: options.store });
+  await app.register(metaRoutes, { store });
   await app.register(docsRoutes);
   await app.register(petRoutes, {
-    store: options.store,
+    store,
     idempotency,
     clock,
     cursors: new CursorCodec(secret, 'pets'),
     links,
   });
   await app.register(orderRoutes, {
-    store: options.store,
+    store,
     idempotency,
     clock,
     cursors: new CursorCodec(secret, 'orders'),

@@ -49,6 +49,21 @@ eachBackend((backend) => {
       );
       assert.equal(sample(text, 'petstore_deprecated_calls_total', { operation: 'getPet' }), 2);
       assert.ok(sample(text, 'petstore_process_resident_memory_bytes') > 0, 'process metrics are there');
+
+      // Store calls: the 3 creates, and the 4 lists that passed validation (the 400 never reached the store).
+      const storeCalls = 'petstore_store_call_duration_seconds_count';
+      assert.equal(sample(text, storeCalls, { call: 'pets.create', outcome: 'ok' }), 3);
+      assert.equal(sample(text, storeCalls, { call: 'pets.list', outcome: 'ok' }), 4);
+      assert.equal(sample(text, storeCalls, { call: 'pets.get', outcome: 'ok' }), 2);
+      assert.ok(sample(text, 'petstore_store_call_duration_seconds_sum', { call: 'pets.list' }) > 0);
+      const pool = 'petstore_db_pool_connections';
+      if (backend.name === 'postgres') {
+        assert.ok(sample(text, pool, { state: 'max' }) >= 1, 'the pool size is reported');
+        assert.ok(sample(text, pool, { state: 'open' }) >= 1, 'connections were opened');
+        assert.equal(sample(text, pool, { state: 'waiting' }), 0);
+      } else {
+        assert.doesNotMatch(text, /petstore_db_pool/, 'SQLite has no pool');
+      }
     });
   });
 });

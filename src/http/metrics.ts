@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolStats } from '../store/store.js';
+import type { ObserveCall } from '../store/timed-store.js';
 import { operationOf } from './operation.js';
 
 /**
@@ -40,8 +42,37 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor() {
+  readonly storeLatency = new Histogram({
+    name: 'petstore_store_call_duration_seconds',
+    help: 'Time of each call into the store (one query or transaction), by call and outcome.',
+    labelNames: ['call', 'outcome'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  /** For timedStore: the store's calls land in storeLatency. */
+  readonly observeStoreCall: ObserveCall = (call, seconds, ok) => {
+    this.storeLatency.observe({ call, outcome: ok ? 'ok' : 'error' }, seconds);
+  };
+
+  constructor(poolStats: () => PoolStats | undefined) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });
+    // Read at scrape time; a store without a pool (SQLite) shows no pool metrics at all.
+    if (poolStats() === undefined) return;
+    new Gauge({
+      name: 'petstore_db_pool_connections',
+      help: 'Database connections by state (open, idle, in_use), waiting callers, and the pool maximum.',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const stats = poolStats();
+        if (stats === undefined) return;
+        this.set({ state: 'open' }, stats.open);
+        this.set({ state: 'idle' }, stats.idle);
+        this.set({ state: 'in_use' }, stats.open - stats.idle);
+        this.set({ state: 'waiting' }, stats.waiting);
+        this.set({ state: 'max' }, stats.max);
+      },
+    });
   }
 }
 

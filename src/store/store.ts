@@ -17,7 +17,18 @@ export interface Store {
   secret(name: string): Promise<Buffer>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /** The connection pool's state, for /metrics; undefined for a store without a pool (SQLite). */
+  poolStats(): PoolStats | undefined;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** Open connections, idle or in use. */
+  readonly open: number;
+  readonly idle: number;
+  /** Callers waiting for a connection: above zero for long, the pool is too small or the database slow. */
+  readonly waiting: number;
+  readonly max: number;
 }
 
 export interface NewPetRecord {

@@ -15,6 +15,7 @@ import type {
   OrderStore,
   PetPageQuery,
   PetStore,
+  PoolStats,
   Store,
 } from '../store.js';
 import { Database, lockKey } from './postgres-db.js';
@@ -286,6 +287,11 @@ export class PostgresStore implements Store {
 
   async ping(): Promise<void> {
     await this.#db.rows('ping', 'SELECT 1', []);
+  }
+
+  poolStats(): PoolStats {
+    const pool = this.#pool;
+    return { open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max };
   }
 
   async close(): Promise<void> {

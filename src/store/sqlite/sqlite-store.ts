@@ -248,6 +248,10 @@ export class SqliteStore implements Store {
     return this.#db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now.getTime()).changes;
   }
 
+  poolStats(): undefined {
+    return undefined;
+  }
+
   async ping(): Promise<void> {
     this.#db.prepare('SELECT 1').get();
   }
