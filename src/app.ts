@@ -40,6 +40,8 @@ export interface AppOptions {
   readonly limits?: ServerLimits;
   /** Rate limiting; off when absent. */
   readonly rateLimit?: RateLimitOptions | undefined;
+  /** A worker of `serve --workers N`: /metrics reports every worker's counts, gathered by the primary. */
+  readonly metricsAcrossWorkers?: boolean;
   /** PEM certificate and key: the app then speaks HTTPS, HTTP/2 with HTTP/1.1 fallback, and sends HSTS. */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
 }
@@ -196,7 +198,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(requestIdPlugin);
   const routes = methodNotAllowed(app);
-  await app.register(metricsPlugin, { metrics });
+  await app.register(metricsPlugin, { metrics, acrossWorkers: options.metricsAcrossWorkers === true });
   const rateLimit = options.rateLimit === undefined ? undefined : { ...options.rateLimit, metrics };
   if (rateLimit !== undefined) {
     await rateLimit.limiter.ready();

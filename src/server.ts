@@ -73,6 +73,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           ? undefined
           : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
       rateLimit,
+      metricsAcrossWorkers: options.worker === true,
     });
   } catch (error) {
     await rateLimit?.limiter.close();

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import { UsageError } from './commands/usage-error.js';
 import type { Config } from './config.js';
+import { aggregateWorkerMetrics } from './http/cluster-metrics.js';
 import { loggerOptions } from './logger.js';
 import { announceFirstKey, SHUTDOWN_GRACE_MS } from './server.js';
 import { openStore } from './store/open-store.js';
@@ -85,6 +86,7 @@ export async function runPrimary(config: Config, workers: number, prettyLogs: bo
     });
   });
 
+  aggregateWorkerMetrics();
   for (let i = 0; i < workers; i++) fork();
   let url: string;
   try {

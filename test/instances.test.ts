@@ -1,8 +1,25 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import { describe, test } from 'node:test';
 import { eachBackend, request } from './helpers/harness.js';
 import { cliEnv, createKey, freshDatabaseUrl, runCli, type ServeProcess, startServe } from './helpers/process.js';
+
+/** A GET on a connection of its own, so the cluster's round robin hands each to the next worker. */
+function rawGet(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
+}
 
 function nextLink(headers: Headers): string | undefined {
   return /<([^>]+)>; rel="next"/.exec(headers.get('link') ?? '')?.[1];
@@ -98,10 +115,15 @@ eachBackend((backend) => {
       const pids = new Set(
         server
           .stdout()
-          .match(/"pid":\d+[^\n]*"statusCode":201/g)
+          .match(/"pid":\d+[^\n]*"status":201/g)
           ?.map((line) => line.split(',')[0]),
       );
       assert.equal(pids.size, 2, 'both workers answered requests');
+      // Each scrape lands on one worker, and reports both: the primary sums them.
+      for (let i = 0; i < 4; i++) {
+        const scrape = await rawGet(`${server.url}/metrics`);
+        assert.match(scrape, /petstore_http_requests_total\{operation="createPet",status="201"\} 100\n/);
+      }
       assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
     });
 

@@ -3,11 +3,12 @@ import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats } from '../store/store.js';
 import type { ObserveCall } from '../store/timed-store.js';
+import { clusterScrape } from './cluster-metrics.js';
 import { operationOf } from './operation.js';
 
 /**
  * The service's Prometheus metrics, one registry per app (so several apps in one process, as in tests,
- * do not share counts). With `serve --workers N` each worker has its own; scrape each instance.
+ * do not share counts). With `serve --workers N` a scrape of any worker reports all of them, summed.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -78,7 +79,8 @@ export class Metrics {
 
 /** Counts and times every response, and serves `GET /metrics` (Prometheus text, public). */
 export const metricsPlugin = fp(
-  async (app: FastifyInstance, { metrics }: { metrics: Metrics }) => {
+  async (app: FastifyInstance, { metrics, acrossWorkers }: { metrics: Metrics; acrossWorkers: boolean }) => {
+    const scrape = acrossWorkers ? clusterScrape(metrics.registry) : () => metrics.registry.metrics();
     app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
       const labels = { operation: operationOf(request), status: String(reply.statusCode) };
       metrics.requests.inc(labels);
@@ -90,7 +92,7 @@ export const metricsPlugin = fp(
     });
     app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
       reply.type(metrics.registry.contentType);
-      return metrics.registry.metrics();
+      return scrape();
     });
   },
   { name: 'metrics' },
