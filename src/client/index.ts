@@ -1,0 +1,23 @@
+/**
+ * The typed client of the petstore API: `import { PetstoreClient } from 'petstore/client'`.
+ * Its types are the service's own schemas; it needs nothing at run time but Node's fetch.
+ */
+export type { ErrorBody } from '../schemas/error.js';
+export type { NewOrder, Order, OrderStatus, OrderStatusChange } from '../schemas/order.js';
+export type { NewPet, Pet, PetStatus } from '../schemas/pet.js';
+export type { Page } from './page.js';
+export {
+  type CallOptions,
+  type CreateOptions,
+  type ListOrdersQuery,
+  type ListPetsQuery,
+  PetstoreClient,
+  type PetstoreClientOptions,
+} from './petstore-client.js';
+export {
+  type ClientErrorCode,
+  PetstoreError,
+  type PetstoreErrorCode,
+  type PetstoreErrorInit,
+} from './petstore-error.js';
+export { MAX_RETRY_AFTER_SECONDS } from './retry.js';

@@ -1,0 +1,127 @@
+import type { ListOrdersQuery as ListOrdersQuerySchema, NewOrder, Order, OrderStatusChange } from '../schemas/order.js';
+import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet } from '../schemas/pet.js';
+import { everyItem, nextCursor, type Page } from './page.js';
+import { type Call, Transport } from './transport.js';
+
+export interface PetstoreClientOptions {
+  /**
+   * The service's address, e.g. `http://127.0.0.1:8080` (what `npm start` serves) or `https://pets.example.com`.
+   * The client adds the `/v1/…` paths; an address already ending in `/v1` (OpenAPI's `servers` URL) works too.
+   */
+  readonly baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  readonly apiKey: string;
+  /** How many times a failed attempt is retried when that is safe (see the README); 0 never retries. Default 3. */
+  readonly retries?: number | undefined;
+  /** How long one attempt may take, response body included, before it fails with `timeout`. Default 30 000. */
+  readonly timeoutMs?: number | undefined;
+  /** Replaces the global `fetch` (tests, custom agents). */
+  readonly fetch?: typeof fetch | undefined;
+}
+
+export interface CallOptions {
+  /** Aborting it ends the call, waits between retries included, with the `aborted` error. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface CreateOptions extends CallOptions {
+  /**
+   * The `Idempotency-Key` sent on every attempt (1 to 255 printable ASCII characters); a random UUID when absent.
+   * Pass your own to make retries of your own safe too: within 24 h the service answers a repeat with the first
+   * response and creates nothing new.
+   */
+  readonly idempotencyKey?: string | undefined;
+}
+
+/** Every parameter optional, and `undefined` accepted for "not given" (handy when passing `nextCursor` along). */
+type Loose<T> = { readonly [K in keyof T]?: T[K] | undefined };
+
+/** `listPets` parameters, from the route's schema: `limit` (1–100, default 20), `status`, `cursor`. */
+export type ListPetsQuery = Loose<ListPetsQuerySchema>;
+/** `listOrders` parameters, from the route's schema: `limit` (1–100, default 20), `status`, `cursor`. */
+export type ListOrdersQuery = Loose<ListOrdersQuerySchema>;
+
+const DEFAULT_RETRIES = 3;
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * The petstore API, typed from the service's own schemas. Every failure rejects with a `PetstoreError`.
+ * Failures that are safe to repeat are retried with backoff, honouring `Retry-After`.
+ */
+export class PetstoreClient {
+  readonly #transport: Transport;
+
+  constructor(options: PetstoreClientOptions) {
+    this.#transport = new Transport({
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      retries: options.retries ?? DEFAULT_RETRIES,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      fetch: options.fetch ?? fetch,
+    });
+  }
+
+  /** `listPets`: one page of animals in creation (`id`) order, optionally only those with `status`. */
+  listPets(query: ListPetsQuery = {}, options: CallOptions = {}): Promise<Page<Pet>> {
+    return this.#page<Pet>('/v1/pets', query, options);
+  }
+
+  /** Every animal (optionally only those with `status`), page after page: none skipped or repeated. */
+  pets(query: Omit<ListPetsQuery, 'cursor'> = {}, options: CallOptions = {}): AsyncIterable<Pet> {
+    return everyItem((cursor) => this.listPets({ ...query, cursor }, options));
+  }
+
+  /** `createPet`: adds an animal (`status` defaults to `available`) and returns it with its `id`. */
+  createPet(pet: NewPet, { idempotencyKey, signal }: CreateOptions = {}): Promise<Pet> {
+    return this.#body<Pet>({ method: 'POST', path: '/v1/pets', body: pet, idempotencyKey, signal });
+  }
+
+  /**
+   * `getPet`: one animal by `id`.
+   *
+   * @deprecated The service removes `GET /v1/pets/{petId}` on 5 December 2030 and answers 410 `gone` from then.
+   * Use {@link PetstoreClient.listPets} or {@link PetstoreClient.pets} with the `status` filter instead.
+   */
+  getPet(petId: number, { signal }: CallOptions = {}): Promise<Pet> {
+    return this.#body<Pet>({ method: 'GET', path: `/v1/pets/${encodeURIComponent(petId)}`, signal });
+  }
+
+  /** `listOrders`: one page of orders in `id` order, optionally only those with `status`. */
+  listOrders(query: ListOrdersQuery = {}, options: CallOptions = {}): Promise<Page<Order>> {
+    return this.#page<Order>('/v1/store/orders', query, options);
+  }
+
+  /** Every order (optionally only those with `status`), page after page. */
+  orders(query: Omit<ListOrdersQuery, 'cursor'> = {}, options: CallOptions = {}): AsyncIterable<Order> {
+    return everyItem((cursor) => this.listOrders({ ...query, cursor }, options));
+  }
+
+  /** `placeOrder`: reserves an `available` animal (it becomes `pending`); 404 without it, 409 if not available. */
+  placeOrder(order: NewOrder, { idempotencyKey, signal }: CreateOptions = {}): Promise<Order> {
+    return this.#body<Order>({ method: 'POST', path: '/v1/store/orders', body: order, idempotencyKey, signal });
+  }
+
+  /** `getOrder`: one order by `id`. */
+  getOrder(orderId: number, { signal }: CallOptions = {}): Promise<Order> {
+    return this.#body<Order>({ method: 'GET', path: `/v1/store/orders/${encodeURIComponent(orderId)}`, signal });
+  }
+
+  /**
+   * `changeOrderStatus`: `placed → approved → delivered` (the animal becomes `sold`), `placed|approved →
+   * cancelled` (it becomes `available`); any other move is 409 `conflict`. Not retried after a lost answer or a
+   * 503 (see the README), since the move may have been made.
+   */
+  changeOrderStatus(orderId: number, change: OrderStatusChange, { signal }: CallOptions = {}): Promise<Order> {
+    const path = `/v1/store/orders/${encodeURIComponent(orderId)}`;
+    return this.#body<Order>({ method: 'PATCH', path, body: change, signal });
+  }
+
+  async #body<T>(call: Call): Promise<T> {
+    return (await this.#transport.send<T>(call)).body;
+  }
+
+  async #page<T>(path: string, query: ListPetsQuery | ListOrdersQuery, { signal }: CallOptions): Promise<Page<T>> {
+    const { body, headers } = await this.#transport.send<T[]>({ method: 'GET', path, query, signal });
+    return { items: body, nextCursor: nextCursor(headers.get('link')) };
+  }
+}
