@@ -1,0 +1,99 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SCENARIO_NAMES, type ScenarioName } from './scenarios.js';
+
+export type StoreName = 'sqlite' | 'postgres';
+export type ToolName = 'wrk' | 'autocannon';
+
+export interface BenchOptions {
+  readonly pets: number;
+  readonly connections: number;
+  readonly durationSeconds: number;
+  readonly warmupSeconds: number;
+  readonly stores: readonly StoreName[];
+  /** True when the stores were named on the command line: an unreachable one is then a failure, not a skip. */
+  readonly storesRequested: boolean;
+  readonly scenarios: readonly ScenarioName[];
+  /** Undefined: wrk when it is on PATH, else autocannon. */
+  readonly tool: ToolName | undefined;
+  readonly quick: boolean;
+  readonly outPath: string;
+}
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+  --quick              every scenario for about a second, 1,000 pets (CI: keeps the harness working)
+  --pets N             pets in the fresh database (default 100000; 1000 with --quick)
+  --connections N      concurrent connections (default 50)
+  --duration S         seconds per scenario (default 10; 1 with --quick)
+  --warmup S           seconds of unmeasured load before each scenario (default 2; 0.5 with --quick)
+  --store NAME         sqlite, postgres or both (default both; PostgreSQL is skipped when unreachable)
+  --scenario NAME      run only this one: ${SCENARIO_NAMES.join(', ')}
+  --tool NAME          wrk or autocannon (default wrk when installed)
+  --out FILE           JSON results (default bench/results/latest.json; the table goes beside it as .md)`;
+
+export class UsageError extends Error {}
+
+type NumberKind = 'count' | 'seconds' | 'seconds or 0';
+const EXPECTED: Record<NumberKind, string> = {
+  count: 'a positive integer',
+  seconds: 'a positive number of seconds',
+  'seconds or 0': 'a number of seconds, 0 or more',
+};
+
+function numberOption(name: string, text: string | undefined, fallback: number, kind: NumberKind): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  const valid =
+    text.trim() !== '' &&
+    Number.isFinite(value) &&
+    (kind === 'seconds or 0' ? value >= 0 : value > 0) &&
+    (kind !== 'count' || Number.isInteger(value));
+  if (!valid) throw new UsageError(`--${name} must be ${EXPECTED[kind]}, got "${text}"`);
+  return value;
+}
+
+function oneOf<T extends string>(name: string, text: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(text)) {
+    throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, got "${text}"`);
+  }
+  return text as T;
+}
+
+/** Parses the command line; undefined means --help was asked for. */
+export function parseOptions(args: string[], repoRoot: string): BenchOptions | undefined {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      quick: { type: 'boolean', default: false },
+      pets: { type: 'string' },
+      connections: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      store: { type: 'string' },
+      scenario: { type: 'string' },
+      tool: { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return undefined;
+  const quick = values.quick;
+  const store =
+    values.store === undefined
+      ? 'both'
+      : oneOf<StoreName | 'both'>('store', values.store, ['sqlite', 'postgres', 'both']);
+  return {
+    quick,
+    pets: numberOption('pets', values.pets, quick ? 1000 : 100_000, 'count'),
+    connections: numberOption('connections', values.connections, 50, 'count'),
+    durationSeconds: numberOption('duration', values.duration, quick ? 1 : 10, 'seconds'),
+    warmupSeconds: numberOption('warmup', values.warmup, quick ? 0.5 : 2, 'seconds or 0'),
+    stores: store === 'both' ? ['sqlite', 'postgres'] : [store],
+    storesRequested: store !== 'both',
+    scenarios: values.scenario === undefined ? SCENARIO_NAMES : [oneOf('scenario', values.scenario, SCENARIO_NAMES)],
+    tool: values.tool === undefined ? undefined : oneOf<ToolName>('tool', values.tool, ['wrk', 'autocannon']),
+    outPath: resolve(values.out ?? resolve(repoRoot, 'bench/results/latest.json')),
+  };
+}

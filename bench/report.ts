@@ -1,0 +1,131 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+import { dirname } from 'node:path';
+import type { LoadResult } from './load.js';
+import type { StoreName } from './options.js';
+import type { Seeded } from './seed.js';
+import type { Usage } from './usage.js';
+
+export interface Measured {
+  readonly name: string;
+  readonly description: string;
+  readonly load: LoadResult;
+  /** Of the server process: the service, or the ceiling server. */
+  readonly usage: Usage;
+  /** Responses of 400 or more by status, from the service's log (empty when there were none). */
+  readonly errorStatuses: Readonly<Record<string, number>>;
+  /** req/s ÷ the ceiling's req/s. */
+  readonly ratioToCeiling: number;
+}
+
+export interface StoreResults {
+  readonly store: StoreName;
+  readonly seeded: Seeded;
+  readonly scenarios: Measured[];
+}
+
+export interface Report {
+  readonly startedAt: string;
+  readonly command: string;
+  readonly machine: { cpus: number; model: string; memoryGb: number; kernel: string; node: string };
+  readonly loadGenerator: string;
+  readonly settings: { pets: number; connections: number; durationSeconds: number; warmupSeconds: number };
+  /** How the service ran: the environment it was given beyond the database. */
+  readonly service: Readonly<Record<string, string>>;
+  ceiling: Measured | undefined;
+  readonly stores: StoreResults[];
+  readonly skipped: { store: StoreName; reason: string }[];
+  /** Anything a reader must not miss, e.g. error responses in a read-only scenario. */
+  readonly problems: string[];
+}
+
+export function machine(): Report['machine'] {
+  const all = cpus();
+  return {
+    cpus: all.length,
+    model: all[0]?.model ?? 'unknown',
+    memoryGb: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    kernel: `Linux ${release()}`,
+    node: process.version,
+  };
+}
+
+const STORE_TITLES: Record<StoreName, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
+function number(value: number, digits = 0): string {
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function errors(measured: Measured): string {
+  const { errorResponses, socketErrors, timeouts } = measured.load;
+  const statuses = Object.entries(measured.errorStatuses)
+    .map(([status, count]) => `${count}×${status}`)
+    .join(' ');
+  const responses =
+    errorResponses === 0 || statuses === '' ? number(errorResponses) : `${number(errorResponses)} (${statuses})`;
+  return `${responses} / ${number(socketErrors)} / ${number(timeouts)}`;
+}
+
+function row(measured: Measured): string {
+  const { load, usage } = measured;
+  const cells = [
+    measured.name,
+    number(load.requestsPerSecond),
+    number(load.p50Ms, 2),
+    number(load.p99Ms, 2),
+    errors(measured),
+    `${number(usage.rssMb)} / ${number(usage.peakRssMb)}`,
+    number(usage.cpuPercent),
+    number(measured.ratioToCeiling, 2),
+  ];
+  return `| ${cells.join(' | ')} |`;
+}
+
+const HEADER = [
+  '| Scenario | req/s | p50 ms | p99 ms | errors: ≥400 / socket / timeout | server RSS MB end / peak | server CPU % | × ceiling |',
+  '|---|--:|--:|--:|--:|--:|--:|--:|',
+];
+
+export function markdown(report: Report): string {
+  const { machine: m, settings: s } = report;
+  const lines = [
+    '# petstore benchmark',
+    '',
+    `- Command: \`${report.command}\` (started ${report.startedAt})`,
+    `- Machine: ${m.cpus} × ${m.model}, ${m.memoryGb} GB, ${m.kernel}, Node ${m.node}`,
+    `- Load: ${report.loadGenerator}, ${s.connections} connections, ${s.durationSeconds} s per scenario after ${s.warmupSeconds} s of warm-up, over 127.0.0.1`,
+    `- Service: ${Object.entries(report.service)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(', ')}`,
+    `- Pets: ${number(s.pets)}; the ceiling is a bare node:http server sending the bytes of the list-20 response`,
+  ];
+  for (const results of report.stores) {
+    const { seeded } = results;
+    const statuses = Object.entries(seeded.byStatus)
+      .map(([status, count]) => `${number(count)} ${status}`)
+      .join(', ');
+    lines.push(
+      '',
+      `## ${STORE_TITLES[results.store]}`,
+      '',
+      `Seeded ${number(seeded.pets)} pets (${statuses}) in ${number(seeded.seconds, 1)} s.`,
+      '',
+      ...HEADER,
+      ...(report.ceiling === undefined ? [] : [row(report.ceiling)]),
+      ...results.scenarios.map(row),
+    );
+  }
+  for (const { store, reason } of report.skipped) lines.push('', `${STORE_TITLES[store]} skipped: ${reason}`);
+  if (report.problems.length > 0)
+    lines.push('', '## Problems', '', ...report.problems.map((problem) => `- ${problem}`));
+  return `${lines.join('\n')}\n`;
+}
+
+/** Writes the JSON to `path` and the markdown beside it (same name, .md). */
+export function save(report: Report, path: string): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+  const markdownPath = path.replace(/(\.json)?$/, '.md');
+  writeFileSync(markdownPath, markdown(report));
+  return markdownPath;
+}

@@ -1,0 +1,230 @@
+/**
+ * `npm run bench`: the service as a separate process on a fresh, seeded database, driven over 127.0.0.1 by
+ * a real load generator, next to a bare node:http server sending the same bytes (the ceiling). Prints a
+ * markdown table and writes JSON. It fails only when the harness cannot run, never on speed.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { autocannonGenerator } from './autocannon.js';
+import { startCeiling } from './ceiling.js';
+import { Cleanup } from './cleanup.js';
+import { freshDatabase, postgresUnreachable } from './databases.js';
+import { capture } from './http-capture.js';
+import type { Load, LoadGenerator, LoadResult } from './load.js';
+import { type BenchOptions, parseOptions, type StoreName, type ToolName, USAGE, UsageError } from './options.js';
+import { type Measured, machine, markdown, type Report, type StoreResults, save } from './report.js';
+import { LIST_20, type Scenario, scenarios } from './scenarios.js';
+import { seed } from './seed.js';
+import { runCli, SERVICE_SETTINGS, type Service, serviceEnv, startService } from './service.js';
+import { measureUsage } from './usage.js';
+import { wrkGenerator, wrkInstalled } from './wrk.js';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const LIST_20_PATH = '/v1/pets?limit=20';
+
+function progress(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+function chooseGenerator(tool: ToolName | undefined, dir: string, cleanup: Cleanup): LoadGenerator {
+  if (tool === 'wrk' && !wrkInstalled()) {
+    throw new Error('wrk is not on PATH (apt-get install wrk), or use --tool autocannon');
+  }
+  return tool === 'wrk' || (tool === undefined && wrkInstalled()) ? wrkGenerator(dir, cleanup) : autocannonGenerator();
+}
+
+interface Run {
+  readonly options: BenchOptions;
+  readonly generator: LoadGenerator;
+  readonly dir: string;
+  readonly cleanup: Cleanup;
+  readonly report: Report;
+}
+
+/** Unmeasured load first, so that the server's code is compiled and its caches filled. */
+async function warmUp(run: Run, load: Load, origin: string, headers: Record<string, string>): Promise<void> {
+  const { options, generator } = run;
+  if (options.warmupSeconds === 0) return;
+  await generator.run(load, { origin, headers, connections: options.connections, seconds: options.warmupSeconds });
+}
+
+/** Measures `load` against `origin`, and meanwhile the server process `pid`. */
+function measure(run: Run, load: Load, origin: string, headers: Record<string, string>, pid: number) {
+  const { options, generator } = run;
+  const settings = { origin, headers, connections: options.connections, seconds: options.durationSeconds };
+  return measureUsage(pid, () => generator.run(load, settings));
+}
+
+async function measureScenario(
+  run: Run,
+  scenario: Scenario,
+  service: Service,
+  headers: Record<string, string>,
+  ceilingRps: number,
+): Promise<Measured> {
+  await warmUp(run, scenario.load, service.origin, headers);
+  const logFrom = service.logSize();
+  const { result: load, usage } = await measure(run, scenario.load, service.origin, headers, service.pid);
+  const errorStatuses = load.errorResponses > 0 ? await service.errorStatuses(logFrom, service.logSize()) : {};
+  return {
+    name: scenario.name,
+    description: scenario.description,
+    load,
+    usage,
+    errorStatuses,
+    ratioToCeiling: load.requestsPerSecond / ceilingRps,
+  };
+}
+
+async function measureCeiling(run: Run, service: Service, headers: Record<string, string>): Promise<Measured> {
+  const response = await capture(`${service.origin}${LIST_20_PATH}`, headers);
+  if (response.status !== 200) throw new Error(`GET ${LIST_20_PATH} answered ${response.status}, not 200`);
+  const ceiling = await startCeiling(response, LIST_20_PATH, headers, run.dir, run.cleanup);
+  try {
+    await warmUp(run, LIST_20, ceiling.origin, headers);
+    const { result: load, usage } = await measure(run, LIST_20, ceiling.origin, headers, ceiling.pid);
+    return {
+      name: 'ceiling',
+      description: 'bare node:http, the bytes of the list-20 response',
+      load,
+      usage,
+      errorStatuses: {},
+      ratioToCeiling: 1,
+    };
+  } finally {
+    await ceiling.stop();
+  }
+}
+
+function summary(label: string, load: LoadResult): string {
+  const errors = load.errorResponses + load.socketErrors + load.timeouts;
+  return `${label}: ${Math.round(load.requestsPerSecond)} req/s, p99 ${load.p99Ms} ms, ${errors} errors`;
+}
+
+async function benchStore(run: Run, store: StoreName): Promise<StoreResults> {
+  const { options, dir, cleanup, report } = run;
+  const database = await freshDatabase(store, dir, cleanup);
+  const env = serviceEnv(database.url);
+  await runCli(['migrate'], env);
+  const seeded = await seed(database, options.pets);
+  progress(`${store}: seeded ${seeded.pets} pets in ${seeded.seconds.toFixed(1)} s`);
+  const key = (await runCli(['keys', 'create', '--name', 'bench'], env)).trim();
+  const headers = { Authorization: `Bearer ${key}` };
+  const service = await startService(env, join(dir, `${store}.log`), cleanup);
+  const results: StoreResults = { store, seeded, scenarios: [] };
+  try {
+    // Measured once per run, from the first store's response, while that service idles.
+    if (report.ceiling === undefined) {
+      report.ceiling = await measureCeiling(run, service, headers);
+      progress(summary('ceiling', report.ceiling.load));
+    }
+    const ceilingRps = report.ceiling.load.requestsPerSecond;
+    for (const scenario of scenarios(options.pets).filter(({ name }) => options.scenarios.includes(name))) {
+      const measured = await measureScenario(run, scenario, service, headers, ceilingRps);
+      progress(summary(`${store} ${scenario.name}`, measured.load));
+      const { errorResponses, socketErrors, timeouts } = measured.load;
+      if (errorResponses + socketErrors + timeouts > 0) {
+        report.problems.push(
+          `${store} ${scenario.name}${scenario.readOnly ? ' (read-only)' : ''}: ${errorResponses} responses ≥ 400 ` +
+            `${JSON.stringify(measured.errorStatuses)}, ${socketErrors} socket errors, ${timeouts} timeouts`,
+        );
+      }
+      results.scenarios.push(measured);
+    }
+  } finally {
+    await service.stop();
+  }
+  return results;
+}
+
+function commandLine(args: string[]): string {
+  // npm sets npm_lifecycle_event to the script it runs.
+  if (process.env.npm_lifecycle_event === 'bench') {
+    return ['npm run bench', ...(args.length > 0 ? ['--', ...args] : [])].join(' ');
+  }
+  return ['node --import tsx bench/run.ts', ...args].join(' ');
+}
+
+async function bench(options: BenchOptions, args: string[], cleanup: Cleanup): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
+  cleanup.defer('the temporary directory', () => rmSync(dir, { recursive: true, force: true }));
+  const generator = chooseGenerator(options.tool, dir, cleanup);
+  const report: Report = {
+    startedAt: new Date().toISOString(),
+    command: commandLine(args),
+    machine: machine(),
+    loadGenerator: generator.label,
+    settings: {
+      pets: options.pets,
+      connections: options.connections,
+      durationSeconds: options.durationSeconds,
+      warmupSeconds: options.warmupSeconds,
+    },
+    service: {
+      command: 'petstore serve (one process)',
+      ...SERVICE_SETTINGS,
+      logs: 'to a file',
+      auth: 'on (one key, read+write)',
+      metrics: 'on',
+      DATABASE_POOL_SIZE: '10 (default; PostgreSQL)',
+    },
+    ceiling: undefined,
+    stores: [],
+    skipped: [],
+    problems: [],
+  };
+  const run: Run = { options, generator, dir, cleanup, report };
+  for (const store of options.stores) {
+    const unreachable = store === 'postgres' ? await postgresUnreachable() : undefined;
+    if (unreachable !== undefined) {
+      if (options.storesRequested) throw new Error(unreachable);
+      progress(`skipping PostgreSQL: ${unreachable}`);
+      report.skipped.push({ store, reason: unreachable });
+      continue;
+    }
+    report.stores.push(await benchStore(run, store));
+  }
+  const markdownPath = save(report, options.outPath);
+  process.stdout.write(`${markdown(report)}\nWritten: ${options.outPath}, ${markdownPath}\n`);
+}
+
+async function main(args: string[]): Promise<number> {
+  let options: BenchOptions | undefined;
+  try {
+    options = parseOptions(args, REPO);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (!(error instanceof UsageError) && !String(code).startsWith('ERR_PARSE_ARGS')) throw error;
+    process.stderr.write(`bench: ${(error as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (options === undefined) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const cleanup = new Cleanup();
+  const interrupted = (signal: NodeJS.Signals) => {
+    progress(`${signal}: cleaning up`);
+    void cleanup.runAll().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    await bench(options, args, cleanup);
+    return 0;
+  } finally {
+    await cleanup.runAll();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

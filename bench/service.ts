@@ -1,0 +1,105 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { closeSync, createReadStream, openSync, readFileSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { running, stopChild } from './children.js';
+import type { Cleanup } from './cleanup.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
+const READY = /"msg":"ready"/;
+const START_TIMEOUT_MS = 30_000;
+
+/**
+ * The production configuration, with one change: the per-key rate limit is so high that the one benchmark
+ * key is never refused, while every request still goes through the limiter (its cost is measured).
+ */
+export const SERVICE_SETTINGS = {
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'info',
+  RATE_LIMIT_RPS: '1000000',
+  RATE_LIMIT_BURST: '1000000',
+} as const;
+
+export function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...SERVICE_SETTINGS, PORT: '0', DATABASE_URL: databaseUrl };
+  // Nothing from the caller's shell may change what is measured.
+  for (const name of ['NODE_OPTIONS', 'PUBLIC_URL', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'DATABASE_POOL_SIZE']) {
+    delete env[name];
+  }
+  return env;
+}
+
+/** Runs `petstore ...args` to completion; returns its stdout. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, ...args], { env, timeout: 60_000 });
+    return stdout;
+  } catch (error) {
+    const { stderr } = error as { stderr?: string };
+    throw new Error(`petstore ${args.join(' ')} failed: ${stderr?.trim() || (error as Error).message}`);
+  }
+}
+
+export interface Service {
+  readonly pid: number;
+  /** e.g. http://127.0.0.1:43210 */
+  readonly origin: string;
+  /** Bytes logged so far: marks where a scenario's requests start in the log. */
+  logSize(): number;
+  /** Responses of 400 or more logged between two marks, by status. */
+  errorStatuses(from: number, to: number): Promise<Record<string, number>>;
+  stop(): Promise<void>;
+}
+
+function logTail(path: string): string {
+  return readFileSync(path, 'utf8').slice(-4000);
+}
+
+/** The origin the service listens on, once it has logged that it is ready. */
+async function untilReady(child: ChildProcess, logPath: string): Promise<string> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const text = readFileSync(logPath, 'utf8');
+    const origin = READY.test(text) ? LISTENING.exec(text)?.[1] : undefined;
+    if (origin !== undefined) return origin;
+    if (!running(child)) throw new Error(`the service exited before it was ready:\n${logTail(logPath)}`);
+    if (Date.now() > deadline) {
+      throw new Error(`the service was not ready within ${START_TIMEOUT_MS} ms:\n${logTail(logPath)}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** Starts `petstore serve` with its output in a file (a pipe the bench failed to drain would slow it down). */
+export async function startService(env: NodeJS.ProcessEnv, logPath: string, cleanup: Cleanup): Promise<Service> {
+  const log = openSync(logPath, 'a');
+  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', log, log] });
+  closeSync(log);
+  const stop = cleanup.defer('the service', async () => {
+    const exit = await stopChild(child, 'SIGTERM', 15_000);
+    if (exit.code !== 0) process.stderr.write(`bench: the service exited with ${JSON.stringify(exit)}\n`);
+  });
+  const { pid } = child;
+  if (pid === undefined) throw new Error(`could not start ${CLI}`);
+
+  const origin = await untilReady(child, logPath);
+  return {
+    pid,
+    origin,
+    logSize: () => statSync(logPath).size,
+    async errorStatuses(from, to) {
+      const counts: Record<string, number> = {};
+      const lines = createInterface({ input: createReadStream(logPath, { start: from, end: to - 1 }) });
+      for await (const line of lines) {
+        // The request log line's status ("status", or Fastify's own "statusCode").
+        const status = /"status(?:Code)?":(\d{3})[,}]/.exec(line)?.[1];
+        if (status !== undefined && Number(status) >= 400) counts[status] = (counts[status] ?? 0) + 1;
+      }
+      return counts;
+    },
+    stop,
+  };
+}
