@@ -18,6 +18,8 @@ export interface BenchOptions {
   readonly tool: ToolName | undefined;
   readonly quick: boolean;
   readonly outPath: string;
+  /** When set, the service runs with --cpu-prof and writes its profile into this directory. */
+  readonly cpuProfDir: string | undefined;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -30,7 +32,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --store NAME         sqlite, postgres or both (default both; PostgreSQL is skipped when unreachable)
   --scenario NAME      run only this one: ${SCENARIO_NAMES.join(', ')}
   --tool NAME          wrk or autocannon (default wrk when installed)
-  --out FILE           JSON results (default bench/results/latest.json; the table goes beside it as .md)`;
+  --out FILE           JSON results (default bench/results/latest.json; the table goes beside it as .md)
+  --cpu-prof DIR       run the service under node --cpu-prof, one .cpuprofile per store in DIR`;
 
 export class UsageError extends Error {}
 
@@ -75,6 +78,7 @@ export function parseOptions(args: string[], repoRoot: string): BenchOptions | u
       scenario: { type: 'string' },
       tool: { type: 'string' },
       out: { type: 'string' },
+      'cpu-prof': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -95,5 +99,6 @@ export function parseOptions(args: string[], repoRoot: string): BenchOptions | u
     scenarios: values.scenario === undefined ? SCENARIO_NAMES : [oneOf('scenario', values.scenario, SCENARIO_NAMES)],
     tool: values.tool === undefined ? undefined : oneOf<ToolName>('tool', values.tool, ['wrk', 'autocannon']),
     outPath: resolve(values.out ?? resolve(repoRoot, 'bench/results/latest.json')),
+    cpuProfDir: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
   };
 }

@@ -112,7 +112,7 @@ async function benchStore(run: Run, store: StoreName): Promise<StoreResults> {
   progress(`${store}: seeded ${seeded.pets} pets in ${seeded.seconds.toFixed(1)} s`);
   const key = (await runCli(['keys', 'create', '--name', 'bench'], env)).trim();
   const headers = { Authorization: `Bearer ${key}` };
-  const service = await startService(env, join(dir, `${store}.log`), cleanup);
+  const service = await startService(env, join(dir, `${store}.log`), cleanup, options.cpuProfDir);
   const results: StoreResults = { store, seeded, scenarios: [] };
   try {
     // Measured once per run, from the first store's response, while that service idles.

@@ -74,9 +74,16 @@ async function untilReady(child: ChildProcess, logPath: string): Promise<string>
 }
 
 /** Starts `petstore serve` with its output in a file (a pipe the bench failed to drain would slow it down). */
-export async function startService(env: NodeJS.ProcessEnv, logPath: string, cleanup: Cleanup): Promise<Service> {
+export async function startService(
+  env: NodeJS.ProcessEnv,
+  logPath: string,
+  cleanup: Cleanup,
+  cpuProfDir: string | undefined,
+): Promise<Service> {
   const log = openSync(logPath, 'a');
-  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', log, log] });
+  // The profile is written when the process exits, which the graceful stop below lets it do.
+  const profile = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
+  const child = spawn(process.execPath, [...profile, CLI, 'serve'], { env, stdio: ['ignore', log, log] });
   closeSync(log);
   const stop = cleanup.defer('the service', async () => {
     const exit = await stopChild(child, 'SIGTERM', 15_000);

@@ -242,9 +242,12 @@ async function send(url: string, request: HostileRequest, counter: Counter): Pro
 
 const CODE_STATUS: Record<string, number> = ERROR_CODES;
 
-/** `/metrics` answers Prometheus text, not JSON: the one success that is not a JSON body. */
-function isMetrics(target: string): boolean {
-  return /^\/metrics(\?|$)/.test(target);
+/**
+ * The successes that are not JSON bodies: `/metrics` (Prometheus text) and the `/docs` page with its
+ * assets (HTML, scripts, styles). Its copy of the document, `/docs/json`, is JSON like any other.
+ */
+function isNotJson(target: string): boolean {
+  return /^\/metrics(\?|$)/.test(target) || (/^\/docs([/?]|$)/.test(target) && !/^\/docs\/json(\?|$)/.test(target));
 }
 
 function problemsWithErrorBody(request: HostileRequest, response: HostileResponse): string[] {
@@ -284,7 +287,7 @@ function checkResponse(request: HostileRequest, response: HostileResponse): void
   if (response.status >= 400) {
     const problems = problemsWithErrorBody(request, response);
     assert.deepEqual(problems, [], failure(request, response, `not an Error body: ${problems.join('; ')}`));
-  } else if (request.method !== 'HEAD' && response.status !== 204 && !isMetrics(request.target)) {
+  } else if (request.method !== 'HEAD' && response.status !== 204 && !isNotJson(request.target)) {
     assert.ok(response.json !== undefined, failure(request, response, 'a success whose body is not JSON'));
   }
 }
