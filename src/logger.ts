@@ -1,4 +1,4 @@
-import type { LoggerOptions } from 'pino';
+import { type DestinationStream, type LoggerOptions, pino } from 'pino';
 import type { LogLevel } from './config.js';
 
 /**
@@ -21,4 +21,12 @@ export function loggerOptions(level: LogLevel, pretty: boolean): LoggerOptions {
         }
       : {}),
   };
+}
+
+/**
+ * Where JSON lines go: stdout, written asynchronously so a request never waits for the pipe or the disk
+ * (pino flushes what is buffered when the process exits). Pretty lines have their own worker thread.
+ */
+export function logDestination(pretty: boolean): DestinationStream | undefined {
+  return pretty ? undefined : pino.destination({ dest: 1, sync: false });
 }

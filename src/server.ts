@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import type { RateLimitOptions } from './http/rate-limit.js';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter.js';
 import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
-import { loggerOptions } from './logger.js';
+import { logDestination, loggerOptions } from './logger.js';
 import { issueFirstApiKey } from './services/api-keys.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -62,12 +62,17 @@ export interface StartOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const store = await openStore(config.database);
   let app: FastifyInstance | undefined;
+  const pretty = options.prettyLogs ?? false;
+  const destination = logDestination(pretty);
   const rateLimit = rateLimitOptions(config, () => app?.log);
   try {
     app = await buildApp({
       store,
       publicUrl: config.publicUrl,
-      logger: loggerOptions(config.logLevel, options.prettyLogs ?? false),
+      logger: {
+        ...loggerOptions(config.logLevel, pretty),
+        ...(destination === undefined ? {} : { stream: destination }),
+      },
       tls:
         config.tls === undefined
           ? undefined

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { UsageError } from './commands/usage-error.js';
 import type { Config } from './config.js';
 import { aggregateWorkerMetrics } from './http/cluster-metrics.js';
-import { loggerOptions } from './logger.js';
+import { logDestination, loggerOptions } from './logger.js';
 import { announceFirstKey, SHUTDOWN_GRACE_MS } from './server.js';
 import { openStore } from './store/open-store.js';
 
@@ -32,7 +32,9 @@ const KILL_AFTER_MS = SHUTDOWN_GRACE_MS + 5000;
  * exiting 0 when they all stopped cleanly. Workers are stateless; everything shared lives in the database.
  */
 export async function runPrimary(config: Config, workers: number, prettyLogs: boolean): Promise<void> {
-  const log = pino(loggerOptions(config.logLevel, prettyLogs));
+  const destination = logDestination(prettyLogs);
+  const options = loggerOptions(config.logLevel, prettyLogs);
+  const log = destination === undefined ? pino(options) : pino(options, destination);
   await (await openStore(config.database)).close();
 
   let stopping = false;

@@ -6,6 +6,7 @@ import { isComplete } from '../domain/order-status.js';
 import { ApiError } from '../http/error-codes.js';
 import { type Idempotency, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
 import type { Links } from '../http/links.js';
+import { PageCache } from '../http/page-cache.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../http/responses.js';
 import { ListOrdersQuery, NewOrder, Order, OrderIdParams, OrderStatusChange } from '../schemas/order.js';
@@ -40,7 +41,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
   app,
   { store, idempotency, clock, cursors, links },
 ) => {
-  const pager = new Pager(cursors, links, '/v1/store/orders');
+  const pager = new Pager(cursors, links, '/v1/store/orders', new PageCache(() => store.changeToken()));
   const location = (order: OrderRecord) => links.to(`/v1/store/orders/${order.id}`);
   /** The placeOrder response as kept for retries: what the serialiser would send. */
   const placed = (order: OrderRecord): StoredResponse => ({
@@ -67,8 +68,9 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
     },
     async (request, reply) => {
       const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query;
-      const page = await pager.list(reply, { limit, status, cursor }, (q) => store.orders.list({ ...q, status }));
-      return page.map(toOrder);
+      return pager.send(reply, { limit, status, cursor }, (q) =>
+        store.orders.list({ ...q, status }).then((records) => records.map(toOrder)),
+      );
     },
   );
 

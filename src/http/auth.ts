@@ -34,6 +34,11 @@ function unauthorized(message: string, keyWasSent: boolean): ApiError {
   return new ApiError('unauthorized', message, { headers: { 'www-authenticate': challenge } });
 }
 
+/** A 401 never says whether a key exists: every refusal of a sent key reads the same. */
+function invalidKey(): ApiError {
+  return unauthorized('the API key is invalid, expired or revoked', true);
+}
+
 /** Whether the route asks for a key (everything but the public endpoints and unknown paths outside /v1). */
 export function needsKey(request: FastifyRequest): boolean {
   if (request.routeOptions.config.public === true) return false;
@@ -53,9 +58,7 @@ async function authenticate(
     throw unauthorized('an API key is required: send "Authorization: Bearer <key>"', false);
   }
   const key = BEARER.exec(header)?.[1];
-  // A 401 never says whether a key exists: every refusal of a sent key reads the same.
-  const invalid = unauthorized('the API key is invalid, expired or revoked', true);
-  if (key === undefined || !isWellFormedApiKey(key)) throw invalid;
+  if (key === undefined || !isWellFormedApiKey(key)) throw invalidKey();
   const hash = hashApiKey(key);
   const record = await store.apiKeys.findByHash(hash);
   const now = clock();
@@ -65,7 +68,7 @@ async function authenticate(
     record.revokedAt !== null ||
     (record.expiresAt !== null && record.expiresAt <= now)
   ) {
-    throw invalid;
+    throw invalidKey();
   }
   const last = touched.get(record.id) ?? record.lastUsedAt?.getTime() ?? 0;
   if (now.getTime() - last >= TOUCH_INTERVAL_MS) {

@@ -2,30 +2,53 @@ import type { FastifyReply } from 'fastify';
 import type { CursorCodec } from '../domain/cursor.js';
 import { ApiError } from './error-codes.js';
 import type { Links } from './links.js';
+import type { CachedPage, PageCache } from './page-cache.js';
 
 /**
  * Keyset pages of one list endpoint: reads the `cursor`, fetches one row more than `limit` (to know
- * whether a next page exists without counting), trims it, and sets `Link: rel="next"` when there is one.
+ * whether a next page exists without counting), trims it, sets `Link: rel="next"` when there is one, and
+ * keeps the serialised page in a PageCache while the store is unchanged.
  */
 export class Pager {
   readonly #cursors: CursorCodec;
   readonly #links: Links;
   readonly #path: string;
+  readonly #cache: PageCache;
 
-  constructor(cursors: CursorCodec, links: Links, path: string) {
+  constructor(cursors: CursorCodec, links: Links, path: string, cache: PageCache) {
     this.#cursors = cursors;
     this.#links = links;
     this.#path = path;
+    this.#cache = cache;
   }
 
-  /** One page: `fetch` reads rows in id order after `afterId`, at most `limit` of them. */
-  async list<T extends { id: number }>(
+  /**
+   * Sends one page: `fetch` reads rows in id order after `afterId`, at most `limit` of them, and must
+   * read synchronously when called (as the Store does), so the page cache's token names what it read.
+   */
+  async send<T extends { id: number }>(
     reply: FastifyReply,
     query: { readonly limit: number; readonly status: string | undefined; readonly cursor: string | undefined },
     fetch: (page: { limit: number; afterId: number }) => Promise<T[]>,
-  ): Promise<T[]> {
-    const rows = await fetch({ limit: query.limit + 1, afterId: this.#afterId(query.cursor, query.status) });
-    return this.#page(reply, rows, query.limit, query.status);
+  ): Promise<FastifyReply> {
+    const afterId = this.#afterId(query.cursor, query.status);
+    const key = `${query.status ?? ''}|${afterId}|${query.limit}`;
+    const token = this.#cache.current();
+    const cached = token === undefined ? undefined : this.#cache.get(key);
+    if (cached !== undefined) return this.#reply(reply, cached);
+    const rows = await fetch({ limit: query.limit + 1, afterId });
+    const page = rows.slice(0, query.limit);
+    const link = rows.length > query.limit ? this.#nextLink(page, query.limit, query.status) : undefined;
+    // The route's compiled serialiser (fast-json-stringify) returns a string.
+    const sent = { body: String(reply.serialize(page)), link };
+    if (token !== undefined) this.#cache.set(token, key, sent);
+    return this.#reply(reply, sent);
+  }
+
+  #reply(reply: FastifyReply, page: CachedPage): FastifyReply {
+    if (page.link !== undefined) reply.header('link', page.link);
+    // A string with a JSON content type is sent as it is: it was serialised by the route's own serialiser.
+    return reply.type('application/json; charset=utf-8').send(page.body);
   }
 
   /** The id after which the page starts: 0 without a cursor. */
@@ -45,14 +68,11 @@ export class Pager {
     return position.afterId;
   }
 
-  /** The page itself from `limit + 1` rows, with the next link set on the reply when there is more. */
-  #page<T extends { id: number }>(reply: FastifyReply, rows: T[], limit: number, status: string | undefined): T[] {
-    const page = rows.slice(0, limit);
+  /** `Link: rel="next"` for the page after this one (there is one: the fetch found a row beyond it). */
+  #nextLink(page: readonly { id: number }[], limit: number, status: string | undefined): string | undefined {
     const last = page.at(-1);
-    if (rows.length > limit && last !== undefined) {
-      const cursor = this.#cursors.encode({ afterId: last.id, filter: status ?? '' });
-      reply.header('link', `<${this.#links.to(this.#path, { limit, status, cursor })}>; rel="next"`);
-    }
-    return page;
+    if (last === undefined) return undefined;
+    const cursor = this.#cursors.encode({ afterId: last.id, filter: status ?? '' });
+    return `<${this.#links.to(this.#path, { limit, status, cursor })}>; rel="next"`;
   }
 }

@@ -17,6 +17,12 @@ export interface Store {
   secret(name: string): Promise<Buffer>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * A value that changes whenever any committed write (by this process or another) may have changed what a
+   * read returns, read in the same synchronous step as a read that follows it; undefined when the store
+   * cannot tell cheaply (then nothing may be cached). Caches key their entries on it.
+   */
+  changeToken(): string | undefined;
   /** The connection pool's state, for /metrics; undefined for a store without a pool (SQLite). */
   poolStats(): PoolStats | undefined;
   close(): Promise<void>;

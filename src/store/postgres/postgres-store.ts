@@ -289,6 +289,11 @@ export class PostgresStore implements Store {
     await this.#db.rows('ping', 'SELECT 1', []);
   }
 
+  /** Another instance's commit is invisible without a round trip, so nothing read from PostgreSQL is cached. */
+  changeToken(): undefined {
+    return undefined;
+  }
+
   poolStats(): PoolStats {
     const pool = this.#pool;
     return { open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max };

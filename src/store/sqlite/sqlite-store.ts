@@ -213,9 +213,13 @@ export class SqliteStore implements Store {
   readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
   readonly #db: Database.Database;
+  readonly #dataVersion: Database.Statement<[]>;
+  readonly #ownChanges: Database.Statement<[]>;
 
   private constructor(db: Database.Database) {
     this.#db = db;
+    this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.#ownChanges = db.prepare('SELECT total_changes()').pluck();
     const runOnce = sqliteOnceRunner(db);
     this.pets = new SqlitePetStore(db, runOnce);
     this.orders = new SqliteOrderStore(db, runOnce);
@@ -246,6 +250,15 @@ export class SqliteStore implements Store {
 
   async purgeExpiredIdempotencyKeys(now: Date): Promise<number> {
     return this.#db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now.getTime()).changes;
+  }
+
+  /**
+   * `data_version` changes when another connection (another process) commits; `total_changes()` counts
+   * this connection's own writes. better-sqlite3 is synchronous, so a read that follows in the same step
+   * sees exactly the state this token names.
+   */
+  changeToken(): string {
+    return `${this.#ownChanges.get() as number}:${this.#dataVersion.get() as number}`;
   }
 
   poolStats(): undefined {
