@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { GroupCommit } from '../src/store/sqlite/group-commit.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { PET_QUERIES, SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { tempDir } from './helpers/stores.js';
@@ -63,4 +64,42 @@ test('sqlite: the database file holds key hashes, never keys', async () => {
   for (const file of [path, `${path}-wal`]) {
     if (existsSync(file)) assert.ok(!readFileSync(file).includes(key), `${file} contains the key`);
   }
+});
+
+test('sqlite: group commit runs the writes of one turn in one transaction; a failing write is rolled back alone', async (t) => {
+  const path = join(tempDir(), 'g.db');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE t (x INTEGER UNIQUE)');
+  const other = new Database(path, { readonly: true });
+  t.after(() => {
+    other.close();
+    db.close();
+  });
+  const insert = db.prepare('INSERT INTO t (x) VALUES (?)');
+  const committed = () => other.prepare('SELECT count(*) FROM t').pluck().get();
+  const writes = new GroupCommit(db);
+  let seenByOthersDuringBatch: unknown;
+  const results = await Promise.allSettled([
+    writes.run(() => insert.run(1).changes),
+    writes.run(() => insert.run(1).changes), // UNIQUE violation
+    writes.run(() => {
+      throw new Error('a bug in one write');
+    }),
+    writes.run(() => {
+      insert.run(2);
+      // Still inside the one transaction: another connection sees none of the batch yet.
+      seenByOthersDuringBatch = committed();
+      return db.inTransaction;
+    }),
+  ]);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
+  );
+  assert.match(String((results[1] as PromiseRejectedResult).reason), /UNIQUE/);
+  assert.equal((results[3] as PromiseFulfilledResult<boolean>).value, true);
+  assert.equal(seenByOthersDuringBatch, 0, 'one transaction for the whole batch');
+  assert.deepEqual(other.prepare('SELECT x FROM t ORDER BY x').pluck().all(), [1, 2], 'the good writes committed');
+  assert.equal(db.inTransaction, false);
 });

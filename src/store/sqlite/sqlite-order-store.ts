@@ -12,6 +12,7 @@ import type {
   OrderStore,
   PlaceOrderResult,
 } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 import type { OnceRunner } from './sqlite-once.js';
 
 interface OrderRow {
@@ -40,9 +41,9 @@ function orderFromRow(row: OrderRow): OrderRecord {
 }
 
 /**
- * Each order operation is one IMMEDIATE transaction: it takes SQLite's write lock before reading, so
- * the check (pet available, move allowed) and the writes it decides cannot interleave with another
- * process's, and no lock upgrade can deadlock.
+ * Each order operation runs in a group-committed IMMEDIATE transaction (GroupCommit): SQLite's write lock
+ * is taken before reading, so the check (pet available, move allowed) and the writes it decides cannot
+ * interleave with another process's, and no lock upgrade can deadlock.
  */
 export class SqliteOrderStore implements OrderStore {
   readonly #place: (order: NewOrderRecord) => PlaceOrderResult;
@@ -52,7 +53,10 @@ export class SqliteOrderStore implements OrderStore {
   readonly #page: Database.Statement<[number, number]>;
   readonly #pageByStatus: Database.Statement<[string, number, number]>;
 
-  constructor(db: Database.Database, runOnce: OnceRunner) {
+  readonly #writes: GroupCommit;
+
+  constructor(db: Database.Database, runOnce: OnceRunner, writes: GroupCommit) {
+    this.#writes = writes;
     const petStatus = db.prepare<[number], { status: PetStatus }>('SELECT status FROM pets WHERE id = ?');
     const setPetStatus = db.prepare<[string, number]>('UPDATE pets SET status = ? WHERE id = ?');
     const insert = db.prepare<[number, number, number], OrderRow>(ORDER_QUERIES.insert);
@@ -71,7 +75,7 @@ export class SqliteOrderStore implements OrderStore {
       const row = insert.get(order.petId, order.quantity, order.createdAt.getTime()) as OrderRow;
       return { outcome: 'placed', order: orderFromRow(row) };
     });
-    this.#place = (order) => place.immediate(order);
+    this.#place = (order) => place(order);
     const placeOnce = db.transaction((order: NewOrderRecord, once: Once<OrderRecord>) =>
       runOnce(
         once,
@@ -79,7 +83,7 @@ export class SqliteOrderStore implements OrderStore {
         (result) => (result.outcome === 'placed' ? result.order : undefined),
       ),
     );
-    this.#placeOnce = (order, once) => placeOnce.immediate(order, once);
+    this.#placeOnce = (order, once) => placeOnce(order, once);
 
     const change = db.transaction((id: number, to: OrderStatus): ChangeOrderResult => {
       const current = this.#get.get(id) as OrderRow | undefined;
@@ -89,15 +93,15 @@ export class SqliteOrderStore implements OrderStore {
       setPetStatus.run(decision.petStatus, current.pet_id);
       return { outcome: 'changed', order: orderFromRow(setStatus.get(to, id) as OrderRow) };
     });
-    this.#change = (id, to) => change.immediate(id, to);
+    this.#change = (id, to) => change(id, to);
   }
 
-  async place(order: NewOrderRecord): Promise<PlaceOrderResult> {
-    return this.#place(order);
+  place(order: NewOrderRecord): Promise<PlaceOrderResult> {
+    return this.#writes.run(() => this.#place(order));
   }
 
-  async placeOnce(order: NewOrderRecord, once: Once<OrderRecord>): Promise<OnceResult<PlaceOrderResult>> {
-    return this.#placeOnce(order, once);
+  placeOnce(order: NewOrderRecord, once: Once<OrderRecord>): Promise<OnceResult<PlaceOrderResult>> {
+    return this.#writes.run(() => this.#placeOnce(order, once));
   }
 
   async get(id: number): Promise<OrderRecord | undefined> {
@@ -114,7 +118,7 @@ export class SqliteOrderStore implements OrderStore {
     return (rows as OrderRow[]).map(orderFromRow);
   }
 
-  async changeStatus(id: number, to: OrderStatus): Promise<ChangeOrderResult> {
-    return this.#change(id, to);
+  changeStatus(id: number, to: OrderStatus): Promise<ChangeOrderResult> {
+    return this.#writes.run(() => this.#change(id, to));
   }
 }

@@ -19,6 +19,7 @@ import {
   type PetStore,
   type Store,
 } from '../store.js';
+import { GroupCommit } from './group-commit.js';
 import { migrateSqlite } from './sqlite-migrate.js';
 import { type OnceRunner, sqliteOnceRunner } from './sqlite-once.js';
 import { SqliteOrderStore } from './sqlite-order-store.js';
@@ -75,8 +76,10 @@ class SqlitePetStore implements PetStore {
   readonly #pageByStatus: Database.Statement<[string, number, number]>;
 
   readonly #createOnce: (pet: NewPetRecord, once: Once<Pet>) => OnceResult<Pet>;
+  readonly #writes: GroupCommit;
 
-  constructor(db: Database.Database, runOnce: OnceRunner) {
+  constructor(db: Database.Database, runOnce: OnceRunner, writes: GroupCommit) {
+    this.#writes = writes;
     this.#insert = db.prepare(PET_QUERIES.insert);
     const createOnce = db.transaction((pet: NewPetRecord, once: Once<Pet>) =>
       runOnce(
@@ -85,18 +88,18 @@ class SqlitePetStore implements PetStore {
         (created) => created,
       ),
     );
-    this.#createOnce = (pet, once) => createOnce.immediate(pet, once);
+    this.#createOnce = (pet, once) => createOnce(pet, once);
     this.#get = db.prepare(PET_QUERIES.get);
     this.#page = db.prepare(PET_QUERIES.page);
     this.#pageByStatus = db.prepare(PET_QUERIES.pageByStatus);
   }
 
-  async create(pet: NewPetRecord): Promise<Pet> {
-    return petFromRow(this.#insert.get(pet.name, pet.categoryId, pet.status) as PetRow);
+  create(pet: NewPetRecord): Promise<Pet> {
+    return this.#writes.run(() => petFromRow(this.#insert.get(pet.name, pet.categoryId, pet.status) as PetRow));
   }
 
-  async createOnce(pet: NewPetRecord, once: Once<Pet>): Promise<OnceResult<Pet>> {
-    return this.#createOnce(pet, once);
+  createOnce(pet: NewPetRecord, once: Once<Pet>): Promise<OnceResult<Pet>> {
+    return this.#writes.run(() => this.#createOnce(pet, once));
   }
 
   async get(id: number): Promise<Pet | undefined> {
@@ -221,8 +224,9 @@ export class SqliteStore implements Store {
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.#ownChanges = db.prepare('SELECT total_changes()').pluck();
     const runOnce = sqliteOnceRunner(db);
-    this.pets = new SqlitePetStore(db, runOnce);
-    this.orders = new SqliteOrderStore(db, runOnce);
+    const writes = new GroupCommit(db);
+    this.pets = new SqlitePetStore(db, runOnce, writes);
+    this.orders = new SqliteOrderStore(db, runOnce, writes);
     this.apiKeys = new SqliteApiKeyStore(db);
   }
 
