@@ -16,6 +16,13 @@ function explainable(sql: string, values: unknown[]): string {
   });
 }
 
+/** Transactions committed in this database so far (statistics are flushed before reading). */
+async function transactionsCommitted(client: pg.Client): Promise<number> {
+  await client.query('SELECT pg_stat_force_next_flush()').catch(() => undefined);
+  const { rows } = await client.query('SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()');
+  return Number(rows[0].xact_commit);
+}
+
 describe('postgres store', { skip }, () => {
   test('pages are index scans with no sort, filtered or not, on 100k pets with a rare status', async (t) => {
     const schema = await createPostgresSchema();
@@ -40,6 +47,35 @@ describe('postgres store', { skip }, () => {
     const common = await plan(PET_QUERIES.pageByStatus, ['available', 50000, 21]);
     assert.match(common, /Index Scan using (pets_status_id|pets_pkey)/);
     for (const text of [page, deep, rare, common]) assert.doesNotMatch(text, /Seq Scan|Sort/, text);
+  });
+
+  test('creates of one turn go in one batch: each caller gets its own pet, ids in the order asked', async (t) => {
+    const schema = await createPostgresSchema();
+    t.after(() => schema.drop());
+    const store = await PostgresStore.open(postgresConfig(schema.url));
+    t.after(() => store.close());
+    const client = new pg.Client({ connectionString: schema.url });
+    await client.connect();
+    t.after(() => client.end());
+    const commitsBefore = await transactionsCommitted(client);
+    const names = Array.from({ length: 120 }, (_, i) => `batch-${i}`);
+    const pets = await Promise.all(
+      names.map((name, i) => store.pets.create({ name, categoryId: i + 1, status: 'available' })),
+    );
+    assert.deepEqual(
+      pets.map((pet) => [pet.name, pet.categoryId]),
+      names.map((name, i) => [name, i + 1]),
+      'every caller got the pet it asked for',
+    );
+    const ids = pets.map((pet) => pet.id);
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+      'ids in the order the creates were asked',
+    );
+    assert.equal(new Set(ids).size, names.length);
+    const commits = (await transactionsCommitted(client)) - commitsBefore;
+    assert.ok(commits < 20, `${names.length} creates took ${commits} commits (batched, not one each)`);
   });
 
   test('migrations are recorded, idempotent under concurrent starts, and a newer schema is refused', async (t) => {

@@ -18,6 +18,7 @@ import type {
   PoolStats,
   Store,
 } from '../store.js';
+import { PetInsertBatch } from './pet-insert-batch.js';
 import { Database, lockKey } from './postgres-db.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { pgOnce } from './postgres-once.js';
@@ -81,12 +82,18 @@ function keyFromRow(row: ApiKeyRow): ApiKeyWithHash {
 
 class PostgresPetStore implements PetStore {
   readonly #db: Database;
+  readonly #batch: PetInsertBatch;
 
   constructor(db: Database) {
     this.#db = db;
+    this.#batch = new PetInsertBatch(db, (pet) => this.#insertOne(pet));
   }
 
-  async create(pet: NewPetRecord): Promise<Pet> {
+  create(pet: NewPetRecord): Promise<Pet> {
+    return this.#batch.insert(pet);
+  }
+
+  async #insertOne(pet: NewPetRecord): Promise<Pet> {
     const [row] = await this.#db.rows<PetRow>('pets-insert', PET_QUERIES.insert, [
       pet.name,
       pet.categoryId,
