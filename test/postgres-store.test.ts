@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import pg from 'pg';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres/migrations.js';
@@ -16,6 +16,18 @@ function explainable(sql: string, values: unknown[]): string {
   });
 }
 
+/** A store on a fresh schema, and a plain client on the same schema to look underneath it. */
+async function storeWithClient(t: TestContext) {
+  const schema = await createPostgresSchema();
+  t.after(() => schema.drop());
+  const store = await PostgresStore.open(postgresConfig(schema.url));
+  t.after(() => store.close());
+  const client = new pg.Client({ connectionString: schema.url });
+  await client.connect();
+  t.after(() => client.end());
+  return { store, client };
+}
+
 /** Transactions committed in this database so far (statistics are flushed before reading). */
 async function transactionsCommitted(client: pg.Client): Promise<number> {
   await client.query('SELECT pg_stat_force_next_flush()').catch(() => undefined);
@@ -25,13 +37,7 @@ async function transactionsCommitted(client: pg.Client): Promise<number> {
 
 describe('postgres store', { skip }, () => {
   test('pages are index scans with no sort, filtered or not, on 100k pets with a rare status', async (t) => {
-    const schema = await createPostgresSchema();
-    t.after(() => schema.drop());
-    const store = await PostgresStore.open(postgresConfig(schema.url));
-    t.after(() => store.close());
-    const client = new pg.Client({ connectionString: schema.url });
-    await client.connect();
-    t.after(() => client.end());
+    const { store, client } = await storeWithClient(t);
     await client.query(`INSERT INTO pets (name, category_id, status)
       SELECT 'p' || i, 1, CASE WHEN i % 10000 = 0 THEN 'sold' ELSE 'available' END FROM generate_series(1, 100000) i`);
     await client.query('ANALYZE pets');
@@ -50,13 +56,7 @@ describe('postgres store', { skip }, () => {
   });
 
   test('creates of one turn go in one batch: each caller gets its own pet, ids in the order asked', async (t) => {
-    const schema = await createPostgresSchema();
-    t.after(() => schema.drop());
-    const store = await PostgresStore.open(postgresConfig(schema.url));
-    t.after(() => store.close());
-    const client = new pg.Client({ connectionString: schema.url });
-    await client.connect();
-    t.after(() => client.end());
+    const { store, client } = await storeWithClient(t);
     const commitsBefore = await transactionsCommitted(client);
     const names = Array.from({ length: 120 }, (_, i) => `batch-${i}`);
     const pets = await Promise.all(
