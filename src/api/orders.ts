@@ -6,7 +6,6 @@ import { isComplete } from '../domain/order-status.js';
 import { ApiError } from '../http/error-codes.js';
 import { type Idempotency, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
 import type { Links } from '../http/links.js';
-import { PageCache } from '../http/page-cache.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../http/responses.js';
 import { ListOrdersQuery, NewOrder, Order, OrderIdParams, OrderStatusChange } from '../schemas/order.js';
@@ -41,7 +40,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
   app,
   { store, idempotency, clock, cursors, links },
 ) => {
-  const pager = new Pager(cursors, links, '/v1/store/orders', new PageCache(() => store.changeToken()));
+  const pager = new Pager(cursors, links, '/v1/store/orders', () => store.changeToken());
   const location = (order: OrderRecord) => links.to(`/v1/store/orders/${order.id}`);
   /** The placeOrder response as kept for retries: what the serialiser would send. */
   const placed = (order: OrderRecord): StoredResponse => ({

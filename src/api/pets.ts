@@ -7,7 +7,6 @@ import { deprecationHooks } from '../http/deprecation.js';
 import { ApiError } from '../http/error-codes.js';
 import { type Idempotency, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
 import type { Links } from '../http/links.js';
-import { PageCache } from '../http/page-cache.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../http/responses.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
@@ -40,7 +39,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
   app,
   { store, idempotency, clock, cursors, links },
 ) => {
-  const pager = new Pager(cursors, links, '/v1/pets', new PageCache(() => store.changeToken()));
+  const pager = new Pager(cursors, links, '/v1/pets', () => store.changeToken());
   const location = (pet: Pet) => links.to(`/v1/pets/${pet.id}`);
   /** The createPet response as kept for retries: what the serialiser would send. */
   const created = (pet: Pet): StoredResponse => ({

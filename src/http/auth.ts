@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../clock.js';
 import { hashApiKey, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
-import type { Store } from '../store/store.js';
+import type { ApiKeyWithHash, Store } from '../store/store.js';
 import { ApiError } from './error-codes.js';
+import { VersionedCache } from './versioned-cache.js';
 
 export interface AuthenticatedKey {
   readonly id: number;
@@ -20,6 +21,11 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     apiKey: AuthenticatedKey | null;
+    /**
+     * The store's change token read when the request was authenticated (see Store.changeToken): what a
+     * cache may answer for this request is the state as of then.
+     */
+    storeToken: string | undefined;
   }
 }
 
@@ -47,45 +53,66 @@ export function needsKey(request: FastifyRequest): boolean {
   return true;
 }
 
-async function authenticate(
-  request: FastifyRequest,
-  store: Store,
-  clock: Clock,
-  touched: Map<number, number>,
-): Promise<AuthenticatedKey> {
-  const header = request.headers.authorization;
-  if (header === undefined || header === '') {
-    throw unauthorized('an API key is required: send "Authorization: Bearer <key>"', false);
+/** Key lookups kept at most (known and unknown hashes); past that the cache starts over. */
+const MAX_CACHED_KEYS = 10_000;
+
+/** Checks bearer keys against the store, keeping lookups while the store is unchanged. */
+class Authenticator {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  /** When each key's last use was last written. */
+  readonly #touched = new Map<number, number>();
+  /** A revocation or any other write changes the store's token, so a revoked key is refused at once. */
+  readonly #lookups = new VersionedCache<ApiKeyWithHash | null>(MAX_CACHED_KEYS);
+
+  constructor(store: Store, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
   }
-  const key = BEARER.exec(header)?.[1];
-  if (key === undefined || !isWellFormedApiKey(key)) throw invalidKey();
-  const hash = hashApiKey(key);
-  const record = await store.apiKeys.findByHash(hash);
-  const now = clock();
-  if (
-    record === undefined ||
-    !sameHash(record.hash, hash) ||
-    record.revokedAt !== null ||
-    (record.expiresAt !== null && record.expiresAt <= now)
-  ) {
-    throw invalidKey();
+
+  async authenticate(request: FastifyRequest): Promise<AuthenticatedKey> {
+    const header = request.headers.authorization;
+    if (header === undefined || header === '') {
+      throw unauthorized('an API key is required: send "Authorization: Bearer <key>"', false);
+    }
+    const key = BEARER.exec(header)?.[1];
+    if (key === undefined || !isWellFormedApiKey(key)) throw invalidKey();
+    const hash = hashApiKey(key);
+    // Read in the same step as the lookup below (the store reads synchronously when it can cache).
+    const token = this.#store.changeToken();
+    request.storeToken = token;
+    let record = this.#lookups.get(token, hash);
+    if (record === undefined) {
+      record = (await this.#store.apiKeys.findByHash(hash)) ?? null;
+      this.#lookups.set(token, hash, record);
+    }
+    const now = this.#clock();
+    if (
+      record === null ||
+      !sameHash(record.hash, hash) ||
+      record.revokedAt !== null ||
+      (record.expiresAt !== null && record.expiresAt <= now)
+    ) {
+      throw invalidKey();
+    }
+    const last = this.#touched.get(record.id) ?? record.lastUsedAt?.getTime() ?? 0;
+    if (now.getTime() - last >= TOUCH_INTERVAL_MS) {
+      this.#touched.set(record.id, now.getTime());
+      await this.#store.apiKeys.touch(record.id, now);
+    }
+    return { id: record.id, name: record.name, scopes: record.scopes };
   }
-  const last = touched.get(record.id) ?? record.lastUsedAt?.getTime() ?? 0;
-  if (now.getTime() - last >= TOUCH_INTERVAL_MS) {
-    touched.set(record.id, now.getTime());
-    await store.apiKeys.touch(record.id, now);
-  }
-  return { id: record.id, name: record.name, scopes: record.scopes };
 }
 
 /** Bearer API keys on every route that is not public, then the route's scope (401 before 403 before 400). */
 export const authPlugin = fp(
   async (app: FastifyInstance, options: { store: Store; clock: Clock }) => {
-    const touched = new Map<number, number>();
+    const authenticator = new Authenticator(options.store, options.clock);
     app.decorateRequest('apiKey', null);
+    app.decorateRequest('storeToken', undefined);
     app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
       if (!needsKey(request)) return;
-      const key = await authenticate(request, options.store, options.clock, touched);
+      const key = await authenticator.authenticate(request);
       request.apiKey = key;
       const scope = request.routeOptions.config.scope;
       if (scope !== undefined && !key.scopes.includes(scope)) {

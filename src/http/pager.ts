@@ -2,24 +2,34 @@ import type { FastifyReply } from 'fastify';
 import type { CursorCodec } from '../domain/cursor.js';
 import { ApiError } from './error-codes.js';
 import type { Links } from './links.js';
-import type { CachedPage, PageCache } from './page-cache.js';
+import { VersionedCache } from './versioned-cache.js';
+
+/** A page as sent: the serialised body and its `Link` header, if any. */
+interface CachedPage {
+  readonly body: string;
+  readonly link: string | undefined;
+}
+
+/** Pages kept per list at most (a page is a few kilobytes); past that the cache starts over. */
+const MAX_CACHED_PAGES = 256;
 
 /**
  * Keyset pages of one list endpoint: reads the `cursor`, fetches one row more than `limit` (to know
  * whether a next page exists without counting), trims it, sets `Link: rel="next"` when there is one, and
- * keeps the serialised page in a PageCache while the store is unchanged.
+ * keeps the serialised page while the store is unchanged.
  */
 export class Pager {
   readonly #cursors: CursorCodec;
   readonly #links: Links;
   readonly #path: string;
-  readonly #cache: PageCache;
+  readonly #cache = new VersionedCache<CachedPage>(MAX_CACHED_PAGES);
+  readonly #changeToken: () => string | undefined;
 
-  constructor(cursors: CursorCodec, links: Links, path: string, cache: PageCache) {
+  constructor(cursors: CursorCodec, links: Links, path: string, changeToken: () => string | undefined) {
     this.#cursors = cursors;
     this.#links = links;
     this.#path = path;
-    this.#cache = cache;
+    this.#changeToken = changeToken;
   }
 
   /**
@@ -33,15 +43,17 @@ export class Pager {
   ): Promise<FastifyReply> {
     const afterId = this.#afterId(query.cursor, query.status);
     const key = `${query.status ?? ''}|${afterId}|${query.limit}`;
-    const token = this.#cache.current();
-    const cached = token === undefined ? undefined : this.#cache.get(key);
+    // The token read when the request was authenticated: the page as of then.
+    const cached = this.#cache.get(reply.request.storeToken, key);
     if (cached !== undefined) return this.#reply(reply, cached);
+    // Read in the same step as the fetch below (which reads synchronously), so both name the same state.
+    const token = this.#changeToken();
     const rows = await fetch({ limit: query.limit + 1, afterId });
     const page = rows.slice(0, query.limit);
     const link = rows.length > query.limit ? this.#nextLink(page, query.limit, query.status) : undefined;
     // The route's compiled serialiser (fast-json-stringify) returns a string.
     const sent = { body: String(reply.serialize(page)), link };
-    if (token !== undefined) this.#cache.set(token, key, sent);
+    this.#cache.set(token, key, sent);
     return this.#reply(reply, sent);
   }
 

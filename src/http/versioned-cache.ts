@@ -1,0 +1,37 @@
+/**
+ * Values read from the store, kept while the store's change token stays the same. Every entry was read
+ * under the one token the cache holds; a lookup under any other token misses and, when it is a token
+ * never held before, starts the cache over. Any committed write (by this process or another) changes
+ * the token, so nothing older than an acknowledged write is ever returned. No token (PostgreSQL): no
+ * caching at all.
+ */
+export class VersionedCache<V> {
+  readonly #entries = new Map<string, V>();
+  readonly #maxEntries: number;
+  #token: string | undefined;
+
+  constructor(maxEntries: number) {
+    this.#maxEntries = maxEntries;
+  }
+
+  /** The value read under `token`, if kept. */
+  get(token: string | undefined, key: string): V | undefined {
+    if (token === undefined) return undefined;
+    if (token !== this.#token) {
+      this.#entries.clear();
+      this.#token = token;
+      return undefined;
+    }
+    return this.#entries.get(key);
+  }
+
+  /**
+   * Keeps a value read under `token`: the token must have been read in the same synchronous step as the
+   * read that produced the value, so both name the same state. Ignored when the cache moved on since.
+   */
+  set(token: string | undefined, key: string, value: V): void {
+    if (token === undefined || token !== this.#token) return;
+    if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
+    this.#entries.set(key, value);
+  }
+}
