@@ -23,10 +23,19 @@ export function loggerOptions(level: LogLevel, pretty: boolean): LoggerOptions {
   };
 }
 
+/** Log bytes held while stdout is slow, at most; past that lines are dropped rather than memory grown. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
 /**
  * Where JSON lines go: stdout, written asynchronously so a request never waits for the pipe or the disk
- * (pino flushes what is buffered when the process exits). Pretty lines have their own worker thread.
+ * (pino flushes what is buffered when the process exits). Processes that share one stdout (the workers
+ * of `serve --workers N`) write each line synchronously instead: an asynchronous write may carry many
+ * lines, and writes to a pipe above 4 KiB may interleave with another process's mid-line. Pretty lines
+ * have their own worker thread.
  */
-export function logDestination(pretty: boolean): DestinationStream | undefined {
-  return pretty ? undefined : pino.destination({ dest: 1, sync: false });
+export function logDestination(pretty: boolean, sharedStdout: boolean): DestinationStream | undefined {
+  if (pretty) return undefined;
+  return sharedStdout
+    ? pino.destination({ dest: 1, sync: true })
+    : pino.destination({ dest: 1, sync: false, maxLength: MAX_BUFFERED_BYTES });
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
+import { joinWorkerMetrics } from './http/cluster-metrics.js';
 import type { RateLimitOptions } from './http/rate-limit.js';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter.js';
 import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
@@ -60,10 +61,11 @@ export interface StartOptions {
 
 /** Opens the store, listens, then issues the first key if there is none. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  if (options.worker === true) joinWorkerMetrics();
   const store = await openStore(config.database);
   let app: FastifyInstance | undefined;
   const pretty = options.prettyLogs ?? false;
-  const destination = logDestination(pretty);
+  const destination = logDestination(pretty, options.worker === true);
   const rateLimit = rateLimitOptions(config, () => app?.log);
   try {
     app = await buildApp({

@@ -32,7 +32,7 @@ const KILL_AFTER_MS = SHUTDOWN_GRACE_MS + 5000;
  * exiting 0 when they all stopped cleanly. Workers are stateless; everything shared lives in the database.
  */
 export async function runPrimary(config: Config, workers: number, prettyLogs: boolean): Promise<void> {
-  const destination = logDestination(prettyLogs);
+  const destination = logDestination(prettyLogs, true);
   const options = loggerOptions(config.logLevel, prettyLogs);
   const log = destination === undefined ? pino(options) : pino(options, destination);
   await (await openStore(config.database)).close();

@@ -33,6 +33,17 @@ describe('/docs', () => {
     assert.match(policy, /default-src 'self'/);
     assert.doesNotMatch(policy, /upgrade-insecure-requests/, 'the page must work over plain HTTP');
 
+    // Other methods are 405 with Allow, without asking for a key, like on every other public path.
+    for (const [method, path] of [
+      ['POST', '/docs'],
+      ['DELETE', '/docs/json'],
+      ['POST', '/docs/static/index.css'],
+    ]) {
+      const refused = await h.call(method as string, path as string, { key: null });
+      assert.equal(refused.status, 405, `${method} ${path}`);
+      assert.match(refused.headers.get('allow') ?? '', /GET/);
+    }
+
     const copy = await h.call('GET', '/docs/json', { key: null });
     const document = await h.call('GET', '/v1/openapi.json', { key: null });
     assert.deepEqual(copy.json, document.json);

@@ -22,17 +22,30 @@ export function aggregateWorkerMetrics(): void {
   const aggregator = new AggregatorRegistry();
   cluster.on('message', (worker, message: { type?: string; id?: number }) => {
     if (message.type !== REQUEST) return;
+    // The asking worker may have exited meanwhile (a stop, a crash): a send on a closed channel would
+    // otherwise throw in the primary. The callback takes the error instead.
+    const answer = (response: Omit<ScrapeResponse, 'type'>) => {
+      if (worker.isConnected()) worker.send({ type: RESPONSE, ...response }, undefined, () => undefined);
+    };
     aggregator.clusterMetrics().then(
-      (text) => worker.send({ type: RESPONSE, id: message.id, text }),
-      (error: Error) => worker.send({ type: RESPONSE, id: message.id, error: error.message }),
+      (text) => answer({ id: message.id ?? -1, text }),
+      (error: Error) => answer({ id: message.id ?? -1, error: error.message }),
     );
   });
 }
 
+/**
+ * In a worker, first thing: answer the primary's metrics requests at once, with nothing until the app's
+ * registry exists, so a scrape while a worker starts does not wait for it to time out.
+ */
+export function joinWorkerMetrics(): void {
+  new AggregatorRegistry();
+  AggregatorRegistry.setRegistries([]);
+}
+
 /** In a worker: offers its registry to the primary's aggregation, and returns the cluster-wide scrape. */
 export function clusterScrape(registry: Registry): () => Promise<string> {
-  // Constructing one installs prom-client's listener that answers the primary's requests.
-  new AggregatorRegistry();
+  joinWorkerMetrics();
   AggregatorRegistry.setRegistries([registry]);
   let next = 0;
   return () =>

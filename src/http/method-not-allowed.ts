@@ -6,7 +6,8 @@ const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 
 
 interface PathMethods {
   methods: Set<string>;
-  public: boolean;
+  /** The routes' options, read when the 405 routes are made: hooks that run later may still change them. */
+  routes: RouteOptions[];
 }
 
 /**
@@ -16,8 +17,9 @@ interface PathMethods {
 export function methodNotAllowed(app: FastifyInstance) {
   const paths = new Map<string, PathMethods>();
   app.addHook('onRoute', (route: RouteOptions) => {
-    const entry = paths.get(route.url) ?? { methods: new Set<string>(), public: route.config?.public === true };
+    const entry = paths.get(route.url) ?? { methods: new Set<string>(), routes: [] };
     for (const method of [route.method].flat()) entry.methods.add(method);
+    entry.routes.push(route);
     paths.set(route.url, entry);
   });
 
@@ -32,7 +34,8 @@ export function methodNotAllowed(app: FastifyInstance) {
         app.route({
           method: missing,
           url,
-          config: { public: entry.public },
+          // Public when the path's own routes are (a plugin's onRoute hook may have made them so after ours ran).
+          config: { public: entry.routes.some((route) => route.config?.public === true) },
           schema: { hide: true },
           handler: (request, reply) => {
             reply.header('allow', allow);

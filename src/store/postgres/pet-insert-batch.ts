@@ -59,23 +59,41 @@ export class PetInsertBatch {
         await this.#single(job.pet).then(job.resolve, job.reject);
         continue;
       }
+      let rows: PetRow[];
       try {
-        const rows = await this.#db.rows<PetRow>('pets-insert-batch', INSERT_BATCH, [
+        rows = await this.#db.rows<PetRow>('pets-insert-batch', INSERT_BATCH, [
           jobs.map((job) => job.pet.name),
           jobs.map((job) => job.pet.categoryId),
           jobs.map((job) => job.pet.status),
         ]);
-        rows.sort((a, b) => a.id - b.id);
-        for (const [i, job] of jobs.entries()) job.resolve(petFromRow(rows[i] as PetRow));
       } catch (error) {
         if (error instanceof StoreUnavailableError) {
           for (const job of jobs) job.reject(error);
           continue;
         }
-        // Not an outage: one pet may be refused by the database; insert one by one so only it fails.
-        await Promise.all(jobs.map((job) => this.#single(job.pet).then(job.resolve, job.reject)));
+        // Not an outage and nothing committed: one pet may be refused by the database. One by one, in
+        // order (all at once would hold every pool connection waiting on the id-order lock).
+        for (const job of jobs) await this.#single(job.pet).then(job.resolve, job.reject);
+        continue;
       }
+      // Committed: from here on nothing may send the batch to the fallback (it would insert it twice).
+      this.#settle(jobs, rows);
     }
     this.#flushing = false;
+  }
+
+  /** Gives each caller its row: the k-th smallest id was drawn for the k-th pet of the batch. */
+  #settle(jobs: Job[], rows: PetRow[]): void {
+    rows.sort((a, b) => a.id - b.id);
+    for (const [i, job] of jobs.entries()) {
+      const row = rows[i];
+      const same =
+        row !== undefined &&
+        row.name === job.pet.name &&
+        row.category_id === job.pet.categoryId &&
+        row.status === job.pet.status;
+      if (same) job.resolve(petFromRow(row));
+      else job.reject(new Error(`batched insert returned rows out of order (pet ${row?.id ?? 'missing'})`));
+    }
   }
 }

@@ -20,9 +20,11 @@ export class GroupCommit {
   readonly #savepoint: Database.Statement;
   readonly #release: Database.Statement;
   readonly #rollbackTo: Database.Statement;
+  readonly #db: Database.Database;
   #queue: Job[] = [];
 
   constructor(db: Database.Database) {
+    this.#db = db;
     this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
@@ -53,23 +55,23 @@ export class GroupCommit {
     try {
       for (const job of jobs) {
         this.#savepoint.run();
+        let outcome: { ok: boolean; value: unknown };
         try {
-          outcomes.push({ ok: true, value: job.work() });
-          this.#release.run();
+          outcome = { ok: true, value: job.work() };
         } catch (error) {
+          // An I/O, full-disk or memory error makes SQLite roll the whole transaction back: then the
+          // batch fails with that error (below), not with "no such savepoint".
+          if (!this.#db.inTransaction) throw error;
           this.#rollbackTo.run();
-          this.#release.run();
-          outcomes.push({ ok: false, value: error });
+          outcome = { ok: false, value: error };
         }
+        this.#release.run();
+        outcomes.push(outcome);
       }
       this.#commit.run();
     } catch (error) {
       // The commit (or a savepoint statement) failed: nothing of the batch is on disk.
-      try {
-        this.#rollback.run();
-      } catch {
-        // SQLite may already have rolled back on its own (e.g. after an I/O error).
-      }
+      if (this.#db.inTransaction) this.#rollback.run();
       for (const job of jobs) job.reject(error);
       return;
     }
