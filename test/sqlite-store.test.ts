@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { GroupCommit } from '../src/store/sqlite/group-commit.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { PET_QUERIES, SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { StoreUnavailableError } from '../src/store/store.js';
 import { tempDir } from './helpers/stores.js';
 
 function plan(db: Database.Database, sql: string, ...params: unknown[]): string {
@@ -102,4 +103,24 @@ test('sqlite: group commit runs the writes of one turn in one transaction; a fai
   assert.equal(seenByOthersDuringBatch, 0, 'one transaction for the whole batch');
   assert.deepEqual(other.prepare('SELECT x FROM t ORDER BY x').pluck().all(), [1, 2], 'the good writes committed');
   assert.equal(db.inTransaction, false);
+});
+
+test('sqlite: a write lock held by another process past the busy timeout is "unavailable" (503), not a bug', async (t) => {
+  const path = join(tempDir(), 'busy.db');
+  const db = new Database(path, { timeout: 50 });
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE t (x INTEGER)');
+  const holder = new Database(path);
+  t.after(() => {
+    holder.close();
+    db.close();
+  });
+  holder.exec('BEGIN IMMEDIATE');
+  const writes = new GroupCommit(db);
+  await assert.rejects(
+    writes.run(() => db.prepare('INSERT INTO t (x) VALUES (1)').run()),
+    (error: Error) => error instanceof StoreUnavailableError,
+  );
+  holder.exec('ROLLBACK');
+  assert.equal((await writes.run(() => db.prepare('INSERT INTO t (x) VALUES (1)').run())).changes, 1);
 });

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../store.js';
 
 interface Job {
   readonly work: () => unknown;
@@ -49,7 +50,9 @@ export class GroupCommit {
     try {
       this.#begin.run();
     } catch (error) {
-      for (const job of jobs) job.reject(error);
+      // Another process held the write lock past the busy timeout: unavailable for now (503, retry), not a bug.
+      const busy = String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY');
+      for (const job of jobs) job.reject(busy ? new StoreUnavailableError(error) : error);
       return;
     }
     try {
