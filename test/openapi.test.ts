@@ -7,6 +7,11 @@ import { type CallResult, eachBackend, expectError, type Harness, startHarness }
 /** The `$id` under which the whole fetched document is loaded into Ajv, so its local `$ref`s resolve. */
 const DOCUMENT_ID = 'https://petstore.test/openapi.json';
 const ERROR_REF = '#/components/schemas/Error';
+
+/** The schema an error response refers to: a plain $ref, or one wrapped in allOf to carry an example. */
+function errorRef(schema: { $ref?: string; allOf?: { $ref?: string }[] } | undefined): string | undefined {
+  return schema?.$ref ?? schema?.allOf?.[0]?.$ref;
+}
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 interface Operation {
@@ -266,11 +271,15 @@ eachBackend((backend) => {
           if (!/^[45]/.test(status) && status !== 'default') continue;
           const content = resolve(doc, response).content ?? {};
           assert.deepEqual(Object.keys(content), ['application/json'], `${operation.operationId} ${status} is JSON`);
+          const media = content['application/json'];
           assert.equal(
-            content['application/json'].schema?.$ref,
+            errorRef(media.schema),
             ERROR_REF,
             `${operation.operationId} ${status} references the Error schema`,
           );
+          // The example a reader sees is a real Error body for this very status.
+          assert.equal(media.example?.status, Number(status), `${operation.operationId} ${status} example`);
+          assert.ok(typeof media.example?.code === 'string' && typeof media.example?.message === 'string');
         }
       }
     });
@@ -337,7 +346,7 @@ eachBackend((backend) => {
       }
       for (const id of ['placeOrder', 'changeOrderStatus']) {
         const conflict = operationById(doc, id).operation.responses?.['409'];
-        assert.equal(conflict?.content?.['application/json']?.schema?.$ref, '#/components/schemas/Error', id);
+        assert.equal(errorRef(conflict?.content?.['application/json']?.schema), ERROR_REF, id);
       }
       const order = doc.components.schemas.Order;
       assert.deepEqual([...order.required].sort(), ['complete', 'createdAt', 'id', 'petId', 'quantity', 'status']);

@@ -1,6 +1,9 @@
 import { type Static, Type } from 'typebox';
 import { ERROR_CODES } from '../http/error-codes.js';
 
+/** The Error body's name in `components.schemas`, for responses that refer to it. */
+export const ERROR_BODY_ID = 'Error';
+
 export const ErrorBody = Type.Object(
   {
     code: Type.Unsafe<keyof typeof ERROR_CODES>({
@@ -11,7 +14,7 @@ export const ErrorBody = Type.Object(
     message: Type.String({ description: 'Human-readable description.' }),
     status: Type.Integer({ description: 'The HTTP status code, repeated.' }),
   },
-  { $id: 'Error', additionalProperties: false, description: 'Every error response carries this body.' },
+  { $id: ERROR_BODY_ID, additionalProperties: false, description: 'Every error response carries this body.' },
 );
 
 export type ErrorBody = Static<typeof ErrorBody>;
