@@ -1,10 +1,10 @@
 /**
  * Values read from the store, kept while the store's change token stays the same. Every entry was read
  * under the one token the cache holds; a lookup under any other token misses and starts the cache over
- * under that token (tokens are not ordered: a request holding an older one costs a refill, never a
- * wrong answer, since `set` only keeps values read under the token held). Any committed write (by this process or another) changes
- * the token, so nothing older than an acknowledged write is ever returned. No token (PostgreSQL): no
- * caching at all.
+ * under that token (tokens are not ordered: a request holding an older one costs a refill, never a wrong
+ * answer, since `set` only keeps values read under the token held). Any committed write, by this process
+ * or another, changes the token, so nothing older than an acknowledged write is ever returned. No token
+ * (PostgreSQL): no caching at all.
  */
 export class VersionedCache<V> {
   readonly #entries = new Map<string, V>();

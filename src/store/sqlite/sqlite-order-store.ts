@@ -75,7 +75,7 @@ export class SqliteOrderStore implements OrderStore {
       const row = insert.get(order.petId, order.quantity, order.createdAt.getTime()) as OrderRow;
       return { outcome: 'placed', order: orderFromRow(row) };
     });
-    this.#place = (order) => place(order);
+    this.#place = place;
     const placeOnce = db.transaction((order: NewOrderRecord, once: Once<OrderRecord>) =>
       runOnce(
         once,
@@ -83,7 +83,7 @@ export class SqliteOrderStore implements OrderStore {
         (result) => (result.outcome === 'placed' ? result.order : undefined),
       ),
     );
-    this.#placeOnce = (order, once) => placeOnce(order, once);
+    this.#placeOnce = placeOnce;
 
     const change = db.transaction((id: number, to: OrderStatus): ChangeOrderResult => {
       const current = this.#get.get(id) as OrderRow | undefined;
@@ -93,7 +93,7 @@ export class SqliteOrderStore implements OrderStore {
       setPetStatus.run(decision.petStatus, current.pet_id);
       return { outcome: 'changed', order: orderFromRow(setStatus.get(to, id) as OrderRow) };
     });
-    this.#change = (id, to) => change(id, to);
+    this.#change = change;
   }
 
   place(order: NewOrderRecord): Promise<PlaceOrderResult> {

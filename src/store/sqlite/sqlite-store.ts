@@ -88,7 +88,7 @@ class SqlitePetStore implements PetStore {
         (created) => created,
       ),
     );
-    this.#createOnce = (pet, once) => createOnce(pet, once);
+    this.#createOnce = createOnce;
     this.#get = db.prepare(PET_QUERIES.get);
     this.#page = db.prepare(PET_QUERIES.page);
     this.#pageByStatus = db.prepare(PET_QUERIES.pageByStatus);
