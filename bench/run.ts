@@ -7,10 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { postgresUnreachable } from '../test/helpers/postgres-admin.js';
 import { autocannonGenerator } from './autocannon.js';
 import { startCeiling } from './ceiling.js';
 import { Cleanup } from './cleanup.js';
-import { freshDatabase, postgresUnreachable } from './databases.js';
+import { freshDatabase, POSTGRES_URL } from './databases.js';
 import { capture } from './http-capture.js';
 import type { Load, LoadGenerator, LoadResult } from './load.js';
 import { type BenchOptions, parseOptions, type StoreName, type ToolName, USAGE, UsageError } from './options.js';
@@ -177,7 +178,7 @@ async function bench(options: BenchOptions, args: string[], cleanup: Cleanup): P
   };
   const run: Run = { options, generator, dir, cleanup, report };
   for (const store of options.stores) {
-    const unreachable = store === 'postgres' ? await postgresUnreachable() : undefined;
+    const unreachable = store === 'postgres' ? await postgresUnreachable(POSTGRES_URL) : undefined;
     if (unreachable !== undefined) {
       if (options.storesRequested) throw new Error(unreachable);
       progress(`skipping PostgreSQL: ${unreachable}`);

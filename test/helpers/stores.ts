@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { PostgresDatabaseConfig } from '../../src/config.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { createSchema, postgresUnreachable } from './postgres-admin.js';
 
 /** A fresh, empty store of one kind; `dispose` closes it and removes everything it made. */
 export interface StoreFixture {
@@ -51,46 +50,16 @@ const sqlite: StoreBackend = {
 /** The PostgreSQL server the tests use: the machine's own (trust auth, database `test`). */
 export const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-async function unreachable(url: string): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return undefined;
-  } catch (error) {
-    return `PostgreSQL at ${url} is unreachable (${(error as Error).message})`;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** A new, empty schema of its own, and the URL that puts a connection in it. */
-export async function createPostgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = `petstore_test_${randomBytes(6).toString('hex')}`;
-  await admin((client) => client.query(`CREATE SCHEMA ${schema}`));
-  const url = new URL(POSTGRES_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: url.href,
-    drop: () => admin((client) => client.query(`DROP SCHEMA ${schema} CASCADE`)).then(() => undefined),
-  };
+export function createPostgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  return createSchema(POSTGRES_URL, 'petstore_test');
 }
 
 export function postgresConfig(url: string): PostgresDatabaseConfig {
   return { kind: 'postgres', url, poolSize: 5, connectTimeoutMs: 3000, queryTimeoutMs: 5000 };
 }
 
-const postgresSkip = await unreachable(POSTGRES_URL);
+const postgresSkip = await postgresUnreachable(POSTGRES_URL);
 if (postgresSkip !== undefined && process.env.CI === 'true') {
   throw new Error(`${postgresSkip}; under CI=true the PostgreSQL half must run`);
 }
