@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -123,4 +124,36 @@ test('sqlite: a write lock held by another process past the busy timeout is "una
   );
   holder.exec('ROLLBACK');
   assert.equal((await writes.run(() => db.prepare('INSERT INTO t (x) VALUES (1)').run())).changes, 1);
+});
+
+test('sqlite: the change token moves with every commit, by this store, another process or after a WAL restart, and only then', async (t) => {
+  const path = join(tempDir(), 'token.db');
+  const store = SqliteStore.open(path);
+  t.after(() => store.close());
+  const other = new Database(path);
+  t.after(() => other.close());
+  const moved = (write: () => void): boolean => {
+    const before = store.changeToken();
+    write();
+    return store.changeToken() !== before;
+  };
+
+  assert.equal(store.changeToken(), store.changeToken(), 'no commit, no change');
+  assert.equal(
+    moved(() => other.prepare('SELECT count(*) FROM pets').get()),
+    false,
+    'a read is not a commit',
+  );
+  assert.ok(await store.pets.create({ name: 'own', categoryId: 1, status: 'available' }));
+  const afterOwn = store.changeToken();
+  await store.pets.create({ name: 'own-2', categoryId: 1, status: 'available' });
+  assert.notEqual(store.changeToken(), afterOwn, "the store's own commit");
+  assert.ok(moved(() => other.prepare("INSERT INTO pets (name, category_id, status) VALUES ('b', 1, 'sold')").run()));
+  // A checkpoint that empties the WAL, then a commit that starts it over from its first frame.
+  other.pragma('wal_checkpoint(TRUNCATE)');
+  assert.ok(moved(() => other.prepare("UPDATE pets SET status = 'pending' WHERE name = 'b'").run()));
+  // Another process: a separate mapping of the -shm file.
+  const script = `new (require('better-sqlite3'))(process.argv[1]).prepare("INSERT INTO pets (name, category_id, status) VALUES ('c', 1, 'sold')").run()`;
+  assert.ok(moved(() => execFileSync(process.execPath, ['-e', script, path])));
+  assert.equal(store.changeToken(), store.changeToken());
 });

@@ -23,6 +23,7 @@ import { GroupCommit } from './group-commit.js';
 import { migrateSqlite } from './sqlite-migrate.js';
 import { type OnceRunner, sqliteOnceRunner } from './sqlite-once.js';
 import { SqliteOrderStore } from './sqlite-order-store.js';
+import { WalIndexWatch } from './wal-index-watch.js';
 
 interface ApiKeyRow {
   id: number;
@@ -216,13 +217,11 @@ export class SqliteStore implements Store {
   readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
   readonly #db: Database.Database;
-  readonly #dataVersion: Database.Statement<[]>;
-  readonly #ownChanges: Database.Statement<[]>;
+  readonly #commits: WalIndexWatch;
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, commits: WalIndexWatch) {
     this.#db = db;
-    this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.#ownChanges = db.prepare('SELECT total_changes()').pluck();
+    this.#commits = commits;
     const runOnce = sqliteOnceRunner(db);
     const writes = new GroupCommit(db);
     this.pets = new SqlitePetStore(db, runOnce, writes);
@@ -239,11 +238,12 @@ export class SqliteStore implements Store {
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
       migrateSqlite(db);
+      // After the first statements, so the -shm file exists and its header is written.
+      return new SqliteStore(db, new WalIndexWatch(path));
     } catch (error) {
       db.close();
       throw error;
     }
-    return new SqliteStore(db);
   }
 
   async secret(name: string): Promise<Buffer> {
@@ -257,12 +257,12 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * `data_version` changes when another connection (another process) commits; `total_changes()` counts
-   * this connection's own writes. better-sqlite3 is synchronous, so a read that follows in the same step
-   * sees exactly the state this token names.
+   * Changes with every commit by any connection, this one or another process's (see WalIndexWatch).
+   * better-sqlite3 is synchronous, so a read that follows in the same step sees at least the state this
+   * token names.
    */
   changeToken(): string {
-    return `${this.#ownChanges.get() as number}:${this.#dataVersion.get() as number}`;
+    return this.#commits.token();
   }
 
   poolStats(): undefined {
@@ -274,6 +274,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.#db.open) this.#db.close();
+    if (!this.#db.open) return;
+    this.#db.close();
+    this.#commits.close();
   }
 }
