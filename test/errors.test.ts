@@ -21,7 +21,7 @@ function brokenStore(real: Store): Store {
     orders: { place: fail, placeOnce: fail, get: fail, list: fail, changeStatus: fail },
     purgeExpiredIdempotencyKeys: fail,
     ping: fail,
-    changeToken: () => undefined,
+    changeToken: () => real.changeToken(),
     poolStats: () => real.poolStats(),
     close: () => real.close(),
   };

@@ -15,7 +15,7 @@ const names = (result: { json: unknown }) => (result.json as { name: string }[])
 
 eachBackend((backend) => {
   describe(`cached pages [${backend.name}]`, () => {
-    test('a repeated page is served from the cache on SQLite, always from the database on PostgreSQL', async (t) => {
+    test('a repeated page is served from the cache', async (t) => {
       const h = await startHarness(t, backend);
       await h.createPets(3);
       const first = await h.call('GET', '/v1/pets?limit=2');
@@ -23,7 +23,7 @@ eachBackend((backend) => {
       assert.equal(second.text, first.text);
       assert.equal(second.headers.get('link'), first.headers.get('link'), 'the next link is kept with the page');
       assert.equal(second.headers.get('content-type'), 'application/json; charset=utf-8');
-      assert.equal(await storeListCalls(h), backend.name === 'sqlite' ? 1 : 2);
+      assert.equal(await storeListCalls(h), 1);
     });
 
     test('a write in this process is seen by the next page', async (t) => {

@@ -112,4 +112,18 @@ describe('postgres store', { skip }, () => {
     assert.ok(!JSON.stringify(rows).includes(key));
     assert.ok(!JSON.stringify(rows).includes(key.slice(10, 30)));
   });
+
+  test('the change token is the current snapshot: unchanged without a commit, new after any commit', async (t) => {
+    const { store, client } = await storeWithClient(t);
+    const before = await store.changeToken();
+    await store.pets.list({ limit: 10 });
+    assert.equal(await store.changeToken(), before, 'a read commits nothing');
+    await client.query("INSERT INTO pets (name, category_id, status) VALUES ('x', 1, 'available')");
+    const after = await store.changeToken();
+    assert.notEqual(after, before, "another connection's commit");
+    await client.query('BEGIN');
+    await client.query("UPDATE pets SET status = 'sold'");
+    await client.query('ROLLBACK');
+    assert.notEqual(await store.changeToken(), after, 'an abort changes it too (never wrongly unchanged)');
+  });
 });

@@ -40,7 +40,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
   app,
   { store, idempotency, clock, cursors, links },
 ) => {
-  const pager = new Pager(cursors, links, '/v1/store/orders', () => store.changeToken());
+  const pager = new Pager(cursors, links, '/v1/store/orders');
   const location = (order: OrderRecord) => links.to(`/v1/store/orders/${order.id}`);
   /** The placeOrder response as kept for retries: what the serialiser would send. */
   const placed = (order: OrderRecord): StoredResponse => ({

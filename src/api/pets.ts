@@ -39,7 +39,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
   app,
   { store, idempotency, clock, cursors, links },
 ) => {
-  const pager = new Pager(cursors, links, '/v1/pets', () => store.changeToken());
+  const pager = new Pager(cursors, links, '/v1/pets');
   const location = (pet: Pet) => links.to(`/v1/pets/${pet.id}`);
   /** The createPet response as kept for retries: what the serialiser would send. */
   const created = (pet: Pet): StoredResponse => ({

@@ -78,8 +78,8 @@ class Authenticator {
     const key = BEARER.exec(header)?.[1];
     if (key === undefined || !isWellFormedApiKey(key)) throw invalidKey();
     const hash = hashApiKey(key);
-    // Read in the same step as the lookup below (the store reads synchronously when it can cache).
-    const token = this.#store.changeToken();
+    // Read before the lookup below, so what it finds is at least as new as the token says.
+    const token = await this.#store.changeToken();
     request.storeToken = token;
     let record = this.#lookups.get(token, hash);
     if (record === undefined) {

@@ -23,19 +23,14 @@ export class Pager {
   readonly #links: Links;
   readonly #path: string;
   readonly #cache = new VersionedCache<CachedPage>(MAX_CACHED_PAGES);
-  readonly #changeToken: () => string | undefined;
 
-  constructor(cursors: CursorCodec, links: Links, path: string, changeToken: () => string | undefined) {
+  constructor(cursors: CursorCodec, links: Links, path: string) {
     this.#cursors = cursors;
     this.#links = links;
     this.#path = path;
-    this.#changeToken = changeToken;
   }
 
-  /**
-   * Sends one page: `fetch` reads rows in id order after `afterId`, at most `limit` of them, and must
-   * read synchronously when called (as the Store does), so the page cache's token names what it read.
-   */
+  /** Sends one page: `fetch` reads rows in id order after `afterId`, at most `limit` of them. */
   async send<T extends { id: number }>(
     reply: FastifyReply,
     query: { readonly limit: number; readonly status: string | undefined; readonly cursor: string | undefined },
@@ -43,11 +38,10 @@ export class Pager {
   ): Promise<FastifyReply> {
     const afterId = this.#afterId(query.cursor, query.status);
     const key = `${query.status ?? ''}|${afterId}|${query.limit}`;
-    // The token read when the request was authenticated: the page as of then.
-    const cached = this.#cache.get(reply.request.storeToken, key);
+    // The token read when the request was authenticated, before the fetch below: the page as of then.
+    const token = reply.request.storeToken;
+    const cached = this.#cache.get(token, key);
     if (cached !== undefined) return this.#reply(reply, cached);
-    // Read in the same step as the fetch below (which reads synchronously), so both name the same state.
-    const token = this.#changeToken();
     const rows = await fetch({ limit: query.limit + 1, afterId });
     const page = rows.slice(0, query.limit);
     const link = rows.length > query.limit ? this.#nextLink(page, query.limit, query.status) : undefined;

@@ -1,10 +1,10 @@
 /**
  * Values read from the store, kept while the store's change token stays the same. Every entry was read
- * under the one token the cache holds; a lookup under any other token misses and starts the cache over
- * under that token (tokens are not ordered: a request holding an older one costs a refill, never a wrong
- * answer, since `set` only keeps values read under the token held). Any committed write, by this process
- * or another, changes the token, so nothing older than an acknowledged write is ever returned. No token
- * (PostgreSQL): no caching at all.
+ * after the one token the cache holds was read; a lookup under any other token misses and starts the
+ * cache over under that token (tokens are not ordered: a request holding an older one costs a refill,
+ * never a wrong answer, since `set` only keeps values read under the token held). Any committed write,
+ * by this process or another, changes the token, so nothing older than an acknowledged write is ever
+ * returned. No token (a request that was not authenticated): no caching.
  */
 export class VersionedCache<V> {
   readonly #entries = new Map<string, V>();
@@ -27,8 +27,8 @@ export class VersionedCache<V> {
   }
 
   /**
-   * Keeps a value read under `token`: the token must have been read in the same synchronous step as the
-   * read that produced the value, so both name the same state. Ignored when the cache moved on since.
+   * Keeps a value read after `token` was read (so it is at least as new as the token says). Ignored when
+   * the cache moved on since.
    */
   set(token: string | undefined, key: string, value: V): void {
     if (token === undefined || token !== this.#token) return;

@@ -19,10 +19,10 @@ export interface Store {
   ping(): Promise<void>;
   /**
    * A value that changes whenever any committed write (by this process or another) may have changed what a
-   * read returns, read in the same synchronous step as a read that follows it; undefined when the store
-   * cannot tell cheaply (then nothing may be cached). Caches key their entries on it.
+   * read returns. A read started after the token was read returns that state or a newer one, so caches key
+   * what they read on the token read before it; equal tokens mean no write in between.
    */
-  changeToken(): string | undefined;
+  changeToken(): Promise<string>;
   /** The connection pool's state, for /metrics; undefined for a store without a pool (SQLite). */
   poolStats(): PoolStats | undefined;
   close(): Promise<void>;

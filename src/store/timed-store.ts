@@ -49,7 +49,7 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
     purgeExpiredIdempotencyKeys: timed('idempotency.purge', (now) => store.purgeExpiredIdempotencyKeys(now), observe),
     secret: (name) => store.secret(name),
     ping: timed('ping', () => store.ping(), observe),
-    changeToken: () => store.changeToken(),
+    changeToken: timed('changeToken', () => store.changeToken(), observe),
     poolStats: () => store.poolStats(),
     close: () => store.close(),
   };

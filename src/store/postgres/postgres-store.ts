@@ -4,6 +4,7 @@ import type { PostgresDatabaseConfig } from '../../config.js';
 import type { Scope } from '../../domain/api-key.js';
 import type { Pet } from '../../schemas/pet.js';
 import { KEY_COLUMNS, PET_COLUMNS, type PetRow, petFromRow, withoutHash } from '../rows.js';
+import { SharedTokenRead } from '../shared-token-read.js';
 import type {
   ApiKeyRecord,
   ApiKeyStore,
@@ -228,6 +229,8 @@ async function migrateOnce(config: PostgresDatabaseConfig): Promise<void> {
   }
 }
 
+const CURRENT_SNAPSHOT = 'SELECT pg_current_snapshot()::text AS snapshot';
+
 /**
  * The production store: PostgreSQL through a node-postgres pool, shared by any number of instances.
  * Connect and query time-outs are bounded, so an unreachable database yields StoreUnavailableError
@@ -240,10 +243,16 @@ export class PostgresStore implements Store {
   readonly apiKeys: ApiKeyStore;
   readonly #pool: pg.Pool;
   readonly #db: Database;
+  readonly #snapshots: SharedTokenRead;
 
   private constructor(pool: pg.Pool) {
     this.#pool = pool;
     this.#db = new Database(pool);
+    const db = this.#db;
+    this.#snapshots = new SharedTokenRead(async () => {
+      const [row] = await db.rows<{ snapshot: string }>('current-snapshot', CURRENT_SNAPSHOT, []);
+      return (row as { snapshot: string }).snapshot;
+    });
     this.pets = new PostgresPetStore(this.#db);
     this.orders = new PostgresOrderStore(this.#db);
     this.apiKeys = new PostgresApiKeyStore(this.#db);
@@ -296,9 +305,14 @@ export class PostgresStore implements Store {
     await this.#db.rows('ping', 'SELECT 1', []);
   }
 
-  /** Another instance's commit is invisible without a round trip, so nothing read from PostgreSQL is cached. */
-  changeToken(): undefined {
-    return undefined;
+  /**
+   * The snapshot a new statement gets (`pg_current_snapshot()`, PostgreSQL 13+), which names exactly the
+   * set of transactions visible to it: the same text, the same data. Every commit or abort by any instance
+   * changes it, and a write is visible to new snapshots before its client is answered. One query serves
+   * every request that asked meanwhile (SharedTokenRead).
+   */
+  changeToken(): Promise<string> {
+    return this.#snapshots.read();
   }
 
   poolStats(): PoolStats {

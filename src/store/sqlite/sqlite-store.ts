@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import type { Scope } from '../../domain/api-key.js';
 import type { Pet } from '../../schemas/pet.js';
 import { KEY_COLUMNS, PET_COLUMNS, type PetRow, petFromRow, withoutHash } from '../rows.js';
+import { SharedTokenRead } from '../shared-token-read.js';
 import {
   type ApiKeyRecord,
   type ApiKeyStore,
@@ -218,10 +219,12 @@ export class SqliteStore implements Store {
   readonly apiKeys: ApiKeyStore;
   readonly #db: Database.Database;
   readonly #commits: WalIndexWatch;
+  readonly #tokens: SharedTokenRead;
 
   private constructor(db: Database.Database, commits: WalIndexWatch) {
     this.#db = db;
     this.#commits = commits;
+    this.#tokens = new SharedTokenRead(() => commits.token());
     const runOnce = sqliteOnceRunner(db);
     const writes = new GroupCommit(db);
     this.pets = new SqlitePetStore(db, runOnce, writes);
@@ -257,12 +260,11 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Changes with every commit by any connection, this one or another process's (see WalIndexWatch).
-   * better-sqlite3 is synchronous, so a read that follows in the same step sees at least the state this
-   * token names.
+   * Changes with every commit by any connection, this one or another process's (see WalIndexWatch). One
+   * read serves every request of an event-loop turn (SharedTokenRead).
    */
-  changeToken(): string {
-    return this.#commits.token();
+  changeToken(): Promise<string> {
+    return this.#tokens.read();
   }
 
   poolStats(): undefined {
