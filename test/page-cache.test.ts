@@ -26,6 +26,19 @@ eachBackend((backend) => {
       assert.equal(await storeListCalls(h), 1);
     });
 
+    test('concurrent requests for a page that is not cached share one read of the store', async (t) => {
+      const h = await startHarness(t, backend);
+      const burst = () => Promise.all(Array.from({ length: 20 }, () => h.call('GET', '/v1/pets?limit=2')));
+      // The first burst opens the client's connections; the second arrives on them at once, after a write.
+      await burst();
+      await h.createPets(3);
+      const before = await storeListCalls(h);
+      const pages = await burst();
+      assert.equal(new Set(pages.map((page) => page.text)).size, 1);
+      assert.equal(pages[0]?.json.length, 2);
+      assert.equal((await storeListCalls(h)) - before, 1);
+    });
+
     test('a write in this process is seen by the next page', async (t) => {
       const h = await startHarness(t, backend);
       await h.createPets(2);

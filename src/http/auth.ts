@@ -81,11 +81,11 @@ class Authenticator {
     // Read before the lookup below, so what it finds is at least as new as the token says.
     const token = await this.#store.changeToken();
     request.storeToken = token;
-    let record = this.#lookups.get(token, hash);
-    if (record === undefined) {
-      record = (await this.#store.apiKeys.findByHash(hash)) ?? null;
-      this.#lookups.set(token, hash, record);
-    }
+    const record = await this.#lookups.get(
+      token,
+      hash,
+      async () => (await this.#store.apiKeys.findByHash(hash)) ?? null,
+    );
     const now = this.#clock();
     if (
       record === null ||

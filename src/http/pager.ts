@@ -38,17 +38,15 @@ export class Pager {
   ): Promise<FastifyReply> {
     const afterId = this.#afterId(query.cursor, query.status);
     const key = `${query.status ?? ''}|${afterId}|${query.limit}`;
-    // The token read when the request was authenticated, before the fetch below: the page as of then.
-    const token = reply.request.storeToken;
-    const cached = this.#cache.get(token, key);
-    if (cached !== undefined) return this.#reply(reply, cached);
-    const rows = await fetch({ limit: query.limit + 1, afterId });
-    const page = rows.slice(0, query.limit);
-    const link = rows.length > query.limit ? this.#nextLink(page, query.limit, query.status) : undefined;
-    // The route's compiled serialiser (fast-json-stringify) returns a string.
-    const sent = { body: String(reply.serialize(page)), link };
-    this.#cache.set(token, key, sent);
-    return this.#reply(reply, sent);
+    // The token read when the request was authenticated, before any fetch: the page as of then.
+    const page = await this.#cache.get(reply.request.storeToken, key, async () => {
+      const rows = await fetch({ limit: query.limit + 1, afterId });
+      const shown = rows.slice(0, query.limit);
+      const link = rows.length > query.limit ? this.#nextLink(shown, query.limit, query.status) : undefined;
+      // The route's compiled serialiser (fast-json-stringify) returns a string.
+      return { body: String(reply.serialize(shown)), link };
+    });
+    return this.#reply(reply, page);
   }
 
   #reply(reply: FastifyReply, page: CachedPage): FastifyReply {

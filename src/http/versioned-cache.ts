@@ -1,38 +1,48 @@
+/** Store states kept at once: requests in flight may hold a token or two older than the newest. */
+const MAX_TOKENS = 4;
+
 /**
- * Values read from the store, kept while the store's change token stays the same. Every entry was read
- * after the one token the cache holds was read; a lookup under any other token misses and starts the
- * cache over under that token (tokens are not ordered: a request holding an older one costs a refill,
- * never a wrong answer, since `set` only keeps values read under the token held). Any committed write,
- * by this process or another, changes the token, so nothing older than an acknowledged write is ever
- * returned. No token (a request that was not authenticated): no caching.
+ * Values read from the store, kept per change token (see Store.changeToken). A value is loaded only after
+ * its token was read, so it is at least as new as the token says; any committed write, by this process
+ * or another, changes the token, so a request that read its token after a write was acknowledged never
+ * gets a value from before it. Concurrent requests for one key under one token share one load (no
+ * stampede when a write empties the cache under load); a failed load is not kept. A request holding an
+ * older token is served under that token, so requests in flight across a write do not empty each other's
+ * entries. No token (a request that was not authenticated): no caching.
  */
 export class VersionedCache<V> {
-  readonly #entries = new Map<string, V>();
+  readonly #states = new Map<string, Map<string, Promise<V>>>();
   readonly #maxEntries: number;
-  #token: string | undefined;
 
   constructor(maxEntries: number) {
     this.#maxEntries = maxEntries;
   }
 
-  /** The value read under `token`, if kept. */
-  get(token: string | undefined, key: string): V | undefined {
-    if (token === undefined) return undefined;
-    if (token !== this.#token) {
-      this.#entries.clear();
-      this.#token = token;
-      return undefined;
-    }
-    return this.#entries.get(key);
+  /** The value of `key` under `token`; `load` reads it from the store (after `token` was read). */
+  get(token: string | undefined, key: string, load: () => Promise<V>): Promise<V> {
+    if (token === undefined) return load();
+    const entries = this.#entriesOf(token);
+    const kept = entries.get(key);
+    if (kept !== undefined) return kept;
+    if (entries.size >= this.#maxEntries) entries.clear();
+    const loading = load();
+    entries.set(key, loading);
+    loading.catch(() => {
+      if (entries.get(key) === loading) entries.delete(key);
+    });
+    return loading;
   }
 
-  /**
-   * Keeps a value read after `token` was read (so it is at least as new as the token says). Ignored when
-   * the cache moved on since.
-   */
-  set(token: string | undefined, key: string, value: V): void {
-    if (token === undefined || token !== this.#token) return;
-    if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
-    this.#entries.set(key, value);
+  #entriesOf(token: string): Map<string, Promise<V>> {
+    let entries = this.#states.get(token);
+    if (entries === undefined) {
+      if (this.#states.size >= MAX_TOKENS) {
+        const oldest = this.#states.keys().next().value as string;
+        this.#states.delete(oldest);
+      }
+      entries = new Map();
+      this.#states.set(token, entries);
+    }
+    return entries;
   }
 }
