@@ -6,12 +6,19 @@ import {
   type LoadGenerator,
   type LoadResult,
   type LoadSettings,
+  latencyByRequest,
   pick,
   REQUEST_TIMEOUT_SECONDS,
   type RequestTemplate,
 } from './load.js';
 
 const { version } = createRequire(import.meta.url)('autocannon/package.json') as { version: string };
+
+/** What a connection remembers of the request it sent last. */
+interface Sent {
+  kind: number;
+  sentAt: number;
+}
 
 function toRequest(template: RequestTemplate, headers: Readonly<Record<string, string>>): autocannon.Request {
   const path =
@@ -35,13 +42,25 @@ export function autocannonGenerator(): LoadGenerator {
     label: `autocannon ${version} (in process; latencies in whole ms)`,
     async run(load: Load, settings: LoadSettings): Promise<LoadResult> {
       const fixed = fixedRequest(load);
+      // Each kind of request timed apart (a connection has one request in flight; its context remembers it).
+      const samples: number[][] = load.requests.map(() => []);
       const requests: autocannon.Request[] =
         fixed !== undefined
           ? [toRequest(fixed, settings.headers)]
           : // Merged into autocannon's own request, which carries the Host header.
             [
               {
-                setupRequest: (request) => ({ ...request, ...toRequest(pick(load, Math.random()), settings.headers) }),
+                setupRequest: (request, context) => {
+                  const sent = context as Sent;
+                  sent.kind = pick(load, Math.random());
+                  sent.sentAt = performance.now();
+                  const template = load.requests[sent.kind]?.request as RequestTemplate;
+                  return { ...request, ...toRequest(template, settings.headers) };
+                },
+                onResponse: (_status, _body, context) => {
+                  const sent = context as Sent;
+                  samples[sent.kind]?.push(performance.now() - sent.sentAt);
+                },
               },
             ];
       const result = await autocannon({
@@ -60,6 +79,7 @@ export function autocannonGenerator(): LoadGenerator {
         errorResponses: result['4xx'] + result['5xx'],
         socketErrors: result.errors - result.timeouts,
         timeouts: result.timeouts,
+        ...(load.requests.length > 1 ? { byRequest: latencyByRequest(load, samples) } : {}),
       };
     },
   };

@@ -23,6 +23,15 @@ export interface LoadSettings {
   readonly seconds: number;
 }
 
+/** The latency of one kind of request in a load of several (the mix: reads and writes apart). */
+export interface RequestLatency {
+  /** e.g. `GET /v1/pets?limit=20` */
+  readonly request: string;
+  readonly count: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
 export interface LoadResult {
   readonly requests: number;
   readonly seconds: number;
@@ -34,6 +43,8 @@ export interface LoadResult {
   /** Connections that failed: refused, reset, unreadable. */
   readonly socketErrors: number;
   readonly timeouts: number;
+  /** For a load of more than one kind of request: each kind's latency, in the order of Load.requests. */
+  readonly byRequest?: readonly RequestLatency[];
 }
 
 export interface LoadGenerator {
@@ -50,16 +61,34 @@ export function fixedRequest(load: Load): RequestTemplate | undefined {
     : undefined;
 }
 
-/** The request whose cumulative weight first exceeds `draw` (0 ≤ draw < 1). */
-export function pick(load: Load, draw: number): RequestTemplate {
+/** The index of the request whose cumulative weight first exceeds `draw` (0 ≤ draw < 1). */
+export function pick(load: Load, draw: number): number {
+  if (load.requests.length === 0) throw new Error('a load needs at least one request');
   let cumulative = 0;
-  for (const { weight, request } of load.requests) {
+  for (const [i, { weight }] of load.requests.entries()) {
     cumulative += weight;
-    if (draw < cumulative) return request;
+    if (draw < cumulative) return i;
   }
-  const last = load.requests.at(-1);
-  if (last === undefined) throw new Error('a load needs at least one request');
-  return last.request;
+  return load.requests.length - 1;
 }
 
 export const REQUEST_TIMEOUT_SECONDS = 10;
+
+/** The percentile `p` (0–100) of ascending `sorted`, nearest rank. */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
+}
+
+/** Each kind's latency from its samples (ms), `samples[i]` for `load.requests[i]`. */
+export function latencyByRequest(load: Load, samples: readonly number[][]): RequestLatency[] {
+  return load.requests.map(({ request }, i) => {
+    const sorted = [...(samples[i] ?? [])].sort((a, b) => a - b);
+    return {
+      request: `${request.method} ${request.path}${request.randomIdUpTo === undefined ? '' : '{id}'}`,
+      count: sorted.length,
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99),
+    };
+  });
+}

@@ -81,6 +81,22 @@ function row(measured: Measured): string {
   return `| ${cells.join(' | ')} |`;
 }
 
+/** For scenarios of several kinds of request: each kind's latency, apart (the table's is of all together). */
+function latencyByRequest(scenarios: readonly Measured[]): string[] {
+  return scenarios.flatMap(({ name, load }) =>
+    load.byRequest === undefined
+      ? []
+      : [
+          `- ${name}, latency by request: ${load.byRequest
+            .map(
+              (kind) =>
+                `${kind.request} p50 ${number(kind.p50Ms, 2)} / p99 ${number(kind.p99Ms, 2)} ms (${number(kind.count)})`,
+            )
+            .join('; ')}`,
+        ],
+  );
+}
+
 const HEADER = [
   '| Scenario | req/s | p50 ms | p99 ms | errors: ≥400 / socket / timeout | server RSS MB end / peak | server CPU % | × ceiling |',
   '|---|--:|--:|--:|--:|--:|--:|--:|',
@@ -114,6 +130,8 @@ export function markdown(report: Report): string {
       ...(report.ceiling === undefined ? [] : [row(report.ceiling)]),
       ...results.scenarios.map(row),
     );
+    const byRequest = latencyByRequest(results.scenarios);
+    if (byRequest.length > 0) lines.push('', ...byRequest);
   }
   for (const { store, reason } of report.skipped) lines.push('', `${STORE_TITLES[store]} skipped: ${reason}`);
   if (report.problems.length > 0)

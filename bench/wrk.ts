@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Exit, stopChild } from './children.js';
 import type { Cleanup } from './cleanup.js';
@@ -9,6 +9,7 @@ import {
   type LoadGenerator,
   type LoadResult,
   type LoadSettings,
+  latencyByRequest,
   REQUEST_TIMEOUT_SECONDS,
 } from './load.js';
 
@@ -38,11 +39,26 @@ function luaHeaders(headers: Readonly<Record<string, string>>, json: boolean): s
     .join(', ')} }`;
 }
 
+/** Microseconds on CLOCK_MONOTONIC, through LuaJIT's FFI (wrk's Lua is LuaJIT). */
+const LUA_MICROS = `local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
+int clock_gettime(int clock, bench_timespec *now);
+]]
+local clock = ffi.new("bench_timespec")
+local function micros()
+  ffi.C.clock_gettime(1, clock)
+  return tonumber(clock.tv_sec) * 1000000 + math.floor(tonumber(clock.tv_nsec) / 1000)
+end`;
+
 /**
  * The request part of the script. One fixed request is set on `wrk` itself, which wrk builds once; a mix or
- * random ids need a request() function, which wrk calls for every request (slower, so only then).
+ * random ids need a request() function, which wrk calls for every request (slower, so only then). A load
+ * of several kinds of request (the mix) also times each kind apart, which wrk cannot: each request carries
+ * its kind and send time in X-Request-Id, which the service echoes, and response() writes the kind and the
+ * latency in µs to `samplesPath` (flushed when wrk exits).
  */
-function requestScript(load: Load, headers: Readonly<Record<string, string>>): string {
+function requestScript(load: Load, headers: Readonly<Record<string, string>>, samplesPath: string): string {
   const fixed = fixedRequest(load);
   if (fixed !== undefined) {
     return [
@@ -52,6 +68,7 @@ function requestScript(load: Load, headers: Readonly<Record<string, string>>): s
       fixed.body === undefined ? '' : `wrk.body = ${lua(fixed.body)}`,
     ].join('\n');
   }
+  const timed = load.requests.length > 1;
   let cumulative = 0;
   const templates = load.requests.map(({ weight, request }) => {
     cumulative += weight;
@@ -68,21 +85,43 @@ function requestScript(load: Load, headers: Readonly<Record<string, string>>): s
   return `local templates = {
 ${templates.join('\n')}
 }
--- Requests without a random part are formatted once; in init(), as wrk knows the Host header only then.
+${timed ? `${LUA_MICROS}\nlocal samples` : ''}
+-- Requests that never change are formatted once; in init(), as wrk knows the Host header only then.
 local prepared = {}
 init = function(args)
+${timed ? `  samples = io.open(${lua(samplesPath)}, "w")` : ''}
   for i, t in ipairs(templates) do
-    if not t.randomIdUpTo then prepared[i] = wrk.format(t.method, t.path, t.headers, t.body) end
+    if not t.randomIdUpTo and ${timed ? 'false' : 'true'} then prepared[i] = wrk.format(t.method, t.path, t.headers, t.body) end
   end
 end
 request = function()
   local draw = math.random()
   for i, t in ipairs(templates) do
     if draw < t.upTo or i == #templates then
-      return prepared[i] or wrk.format(t.method, t.path .. math.random(1, t.randomIdUpTo), t.headers, t.body)
+      if prepared[i] then return prepared[i] end
+      ${timed ? 't.headers["X-Request-Id"] = "bench-" .. i .. "-" .. micros()' : ''}
+      return wrk.format(t.method, t.randomIdUpTo and (t.path .. math.random(1, t.randomIdUpTo)) or t.path, t.headers, t.body)
     end
   end
-end`;
+end
+${
+  timed
+    ? `response = function(status, headers, body)
+  local kind, sent = string.match(headers["x-request-id"] or "", "^bench%-(%d+)%-(%d+)$")
+  if kind then samples:write(kind, " ", micros() - tonumber(sent), "\\n") end
+end`
+    : ''
+}`;
+}
+
+/** The samples the script wrote, `samples[i]` in ms for `load.requests[i]`. */
+function readSamples(load: Load, path: string): number[][] {
+  const samples: number[][] = load.requests.map(() => []);
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const [kind, micros] = line.split(' ');
+    if (micros !== undefined) samples[Number(kind) - 1]?.push(Number(micros) / 1000);
+  }
+  return samples;
 }
 
 /** wrk's own summary is text; this prints what the report needs as one JSON line. Latencies are in µs. */
@@ -113,7 +152,8 @@ export function wrkGenerator(dir: string, cleanup: Cleanup): LoadGenerator {
     async run(load: Load, settings: LoadSettings): Promise<LoadResult> {
       scripts += 1;
       const script = join(dir, `load-${scripts}.lua`);
-      writeFileSync(script, `${requestScript(load, settings.headers)}\n${DONE_SCRIPT}\n`);
+      const samplesPath = join(dir, `latency-${scripts}.txt`);
+      writeFileSync(script, `${requestScript(load, settings.headers, samplesPath)}\n${DONE_SCRIPT}\n`);
       const args = [
         '-t1',
         `-c${settings.connections}`,
@@ -158,6 +198,7 @@ export function wrkGenerator(dir: string, cleanup: Cleanup): LoadGenerator {
         errorResponses: summary.status,
         socketErrors: summary.connect + summary.read + summary.write,
         timeouts: summary.timeout,
+        ...(load.requests.length > 1 ? { byRequest: latencyByRequest(load, readSamples(load, samplesPath)) } : {}),
       };
     },
   };
