@@ -7,7 +7,6 @@ import type { Config } from './config.js';
 import { joinWorkerMetrics } from './http/cluster-metrics.js';
 import type { RateLimitOptions } from './http/rate-limit.js';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter.js';
-import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
 import { logDestination, loggerOptions } from './logger.js';
 import { issueFirstApiKey } from './services/api-keys.js';
 import { openStore } from './store/open-store.js';
@@ -24,10 +23,17 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Redis-backed limits when REDIS_URL is set (one limit across instances), else per process; none when off. */
-function rateLimitOptions(config: Config, log: () => FastifyInstance['log'] | undefined): RateLimitOptions | undefined {
+/**
+ * Redis-backed limits when REDIS_URL is set (one limit across instances), else per process; none when off.
+ * The Redis client is loaded only then (it is the largest module the service would otherwise load unused).
+ */
+async function rateLimitOptions(
+  config: Config,
+  log: () => FastifyInstance['log'] | undefined,
+): Promise<RateLimitOptions | undefined> {
   if (config.rateLimit === undefined) return undefined;
   if (config.redisUrl === undefined) return { limiter: new MemoryRateLimiter(), perKey: config.rateLimit };
+  const { RedisRateLimiter } = await import('./limits/redis-rate-limiter.js');
   let lastLogged = 0;
   const limiter = new RedisRateLimiter({
     url: config.redisUrl,
@@ -66,8 +72,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let app: FastifyInstance | undefined;
   const pretty = options.prettyLogs ?? false;
   const destination = logDestination(pretty, options.worker === true);
-  const rateLimit = rateLimitOptions(config, () => app?.log);
+  let rateLimit: RateLimitOptions | undefined;
   try {
+    rateLimit = await rateLimitOptions(config, () => app?.log);
     app = await buildApp({
       store,
       publicUrl: config.publicUrl,

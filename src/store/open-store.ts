@@ -1,9 +1,12 @@
 import type { DatabaseConfig } from '../config.js';
-import { PostgresStore } from './postgres/postgres-store.js';
-import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
-/** Opens the configured store and brings its schema up to date. */
+/** Opens the configured store and brings its schema up to date; only that store's driver is loaded. */
 export async function openStore(database: DatabaseConfig): Promise<Store> {
-  return database.kind === 'postgres' ? PostgresStore.open(database) : SqliteStore.open(database.path);
+  if (database.kind === 'postgres') {
+    const { PostgresStore } = await import('./postgres/postgres-store.js');
+    return PostgresStore.open(database);
+  }
+  const { SqliteStore } = await import('./sqlite/sqlite-store.js');
+  return SqliteStore.open(database.path);
 }
