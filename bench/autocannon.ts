@@ -43,6 +43,7 @@ export function autocannonGenerator(): LoadGenerator {
     async run(load: Load, settings: LoadSettings): Promise<LoadResult> {
       const fixed = fixedRequest(load);
       // Each kind of request timed apart (a connection has one request in flight; its context remembers it).
+      // From when the request is built: a connection's first one also counts its connect.
       const samples: number[][] = load.requests.map(() => []);
       const requests: autocannon.Request[] =
         fixed !== undefined

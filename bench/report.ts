@@ -81,20 +81,23 @@ function row(measured: Measured): string {
   return `| ${cells.join(' | ')} |`;
 }
 
-/** For scenarios of several kinds of request: each kind's latency, apart (the table's is of all together). */
+/**
+ * For scenarios of several kinds of request: each kind's latency, apart (the table's is of all together),
+ * and how many responses were timed if not all (the service echoes the id that carries the send time).
+ */
 function latencyByRequest(scenarios: readonly Measured[]): string[] {
-  return scenarios.flatMap(({ name, load }) =>
-    load.byRequest === undefined
-      ? []
-      : [
-          `- ${name}, latency by request: ${load.byRequest
-            .map(
-              (kind) =>
-                `${kind.request} p50 ${number(kind.p50Ms, 2)} / p99 ${number(kind.p99Ms, 2)} ms (${number(kind.count)})`,
-            )
-            .join('; ')}`,
-        ],
-  );
+  return scenarios.flatMap(({ name, load }) => {
+    if (load.byRequest === undefined) return [];
+    const timed = load.byRequest.reduce((sum, kind) => sum + kind.count, 0);
+    const kinds = load.byRequest
+      .map(
+        (kind) =>
+          `${kind.request} p50 ${number(kind.p50Ms, 2)} / p99 ${number(kind.p99Ms, 2)} ms (${number(kind.count)})`,
+      )
+      .join('; ');
+    const coverage = timed === load.requests ? '' : ` (${number(timed)} of ${number(load.requests)} responses timed)`;
+    return [`- ${name}, latency by request: ${kinds}${coverage}`];
+  });
 }
 
 const HEADER = [

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -151,4 +152,26 @@ test('sqlite: the change token moves with every commit, by this store, another p
   const script = `new (require('better-sqlite3'))(process.argv[1]).prepare("INSERT INTO pets (name, category_id, status) VALUES ('c', 1, 'sold')").run()`;
   assert.ok(await moved(() => execFileSync(process.execPath, ['-e', script, path])));
   assert.equal(await store.changeToken(), await store.changeToken());
+});
+
+test('sqlite: the change token through a symbolic link, with two stores on one file, and after close', async (t) => {
+  const dir = tempDir();
+  const real = join(dir, 'real.db');
+  const link = join(dir, 'link.db');
+  const first = SqliteStore.open(real);
+  symlinkSync(real, link);
+  // SQLite resolves the link: its -shm file is beside real.db, and a stale one beside the link is ignored.
+  writeFileSync(`${link}-shm`, Buffer.alloc(96));
+  const second = SqliteStore.open(link);
+  t.after(() => second.close());
+  const before = await second.changeToken();
+  assert.equal(await second.changeToken(), before, 'no commit, no change: the live header is read');
+  await first.pets.create({ name: 'a', categoryId: 1, status: 'available' });
+  assert.notEqual(await second.changeToken(), before, 'a commit through the other store is seen');
+  // One descriptor for both, closed with the last store: the survivor keeps reading.
+  await first.close();
+  const after = await second.changeToken();
+  await second.pets.create({ name: 'b', categoryId: 1, status: 'available' });
+  assert.notEqual(await second.changeToken(), after);
+  await assert.rejects(first.changeToken(), StoreUnavailableError);
 });

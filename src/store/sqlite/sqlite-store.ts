@@ -19,6 +19,7 @@ import {
   type PetPageQuery,
   type PetStore,
   type Store,
+  StoreUnavailableError,
 } from '../store.js';
 import { GroupCommit } from './group-commit.js';
 import { migrateSqlite } from './sqlite-migrate.js';
@@ -224,7 +225,11 @@ export class SqliteStore implements Store {
   private constructor(db: Database.Database, commits: WalIndexWatch) {
     this.#db = db;
     this.#commits = commits;
-    this.#tokens = new SharedTokenRead(() => commits.token());
+    this.#tokens = new SharedTokenRead(() => {
+      // A read queued before close() runs after it: the store is gone, not broken.
+      if (!db.open) throw new StoreUnavailableError(new Error('the store is closed'));
+      return commits.token();
+    });
     const runOnce = sqliteOnceRunner(db);
     const writes = new GroupCommit(db);
     this.pets = new SqlitePetStore(db, runOnce, writes);
@@ -241,8 +246,10 @@ export class SqliteStore implements Store {
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
       migrateSqlite(db);
-      // After the first statements, so the -shm file exists and its header is written.
-      return new SqliteStore(db, new WalIndexWatch(path));
+      // After the first statements, so the -shm file exists and its header is written. SQLite's own name
+      // for the file: it resolves symbolic links, and the -shm file sits beside the real file.
+      const [main] = db.pragma('database_list') as { name: string; file: string }[];
+      return new SqliteStore(db, new WalIndexWatch(main?.file ?? path));
     } catch (error) {
       db.close();
       throw error;
