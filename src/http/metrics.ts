@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats } from '../store/store.js';
@@ -81,7 +81,7 @@ export class Metrics {
 export const metricsPlugin = fp(
   async (app: FastifyInstance, { metrics, acrossWorkers }: { metrics: Metrics; acrossWorkers: boolean }) => {
     const scrape = acrossWorkers ? clusterScrape(metrics.registry) : () => metrics.registry.metrics();
-    app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const labels = { operation: operationOf(request), status: String(reply.statusCode) };
       metrics.requests.inc(labels);
       metrics.latency.observe(labels, reply.elapsedTime / 1000);
@@ -89,6 +89,7 @@ export const metricsPlugin = fp(
       if (schema?.deprecated === true) {
         metrics.deprecatedCalls.inc({ operation: labels.operation, key_id: String(request.apiKey?.id ?? 'none') });
       }
+      done();
     });
     app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
       reply.type(metrics.registry.contentType);

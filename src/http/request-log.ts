@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type HookHandlerDoneFunction,
+  LogController,
+} from 'fastify';
 import fp from 'fastify-plugin';
 import { operationOf } from './operation.js';
 
@@ -47,8 +53,9 @@ export class RequestLog extends LogController {
 /** Echoes the request id on every response, errors included, so a caller can quote it. */
 export const requestIdPlugin = fp(
   async (app: FastifyInstance) => {
-    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       reply.header(REQUEST_ID_HEADER, request.id);
+      done();
     });
   },
   { name: 'request-id' },

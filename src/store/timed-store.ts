@@ -49,7 +49,8 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
     purgeExpiredIdempotencyKeys: timed('idempotency.purge', (now) => store.purgeExpiredIdempotencyKeys(now), observe),
     secret: (name) => store.secret(name),
     ping: timed('ping', () => store.ping(), observe),
-    changeToken: timed('changeToken', () => store.changeToken(), observe),
+    // Not timed: read for every request (once per batch of them), where a histogram update costs 1.6 % of CPU.
+    changeToken: () => store.changeToken(),
     poolStats: () => store.poolStats(),
     close: () => store.close(),
   };
