@@ -14,6 +14,11 @@ export interface Measured {
   readonly usage: Usage;
   /** Responses of 400 or more by status, from the service's log (empty when there were none). */
   readonly errorStatuses: Readonly<Record<string, number>>;
+  /**
+   * Request log lines the service wrote for the measured requests (every response must have one; fewer
+   * means the log fell behind and dropped lines). Undefined for the ceiling, which logs nothing.
+   */
+  readonly requestsLogged?: number;
   /** req/s ÷ the ceiling's req/s. */
   readonly ratioToCeiling: number;
 }

@@ -66,15 +66,16 @@ async function measureScenario(
   ceilingRps: number,
 ): Promise<Measured> {
   await warmUp(run, scenario.load, service.origin, headers);
-  const logFrom = service.logSize();
+  const logFrom = await service.settledLogSize();
   const { result: load, usage } = await measure(run, scenario.load, service.origin, headers, service.pid);
-  const errorStatuses = load.errorResponses > 0 ? await service.errorStatuses(logFrom, service.logSize()) : {};
+  const log = await service.requestLog(logFrom, await service.settledLogSize());
   return {
     name: scenario.name,
     description: scenario.description,
     load,
     usage,
-    errorStatuses,
+    errorStatuses: log.errorStatuses,
+    requestsLogged: log.lines,
     ratioToCeiling: load.requestsPerSecond / ceilingRps,
   };
 }
@@ -130,6 +131,13 @@ async function benchStore(run: Run, store: StoreName): Promise<StoreResults> {
         report.problems.push(
           `${store} ${scenario.name}${scenario.readOnly ? ' (read-only)' : ''}: ${errorResponses} responses ≥ 400 ` +
             `${JSON.stringify(measured.errorStatuses)}, ${socketErrors} socket errors, ${timeouts} timeouts`,
+        );
+      }
+      const logged = measured.requestsLogged ?? 0;
+      if (logged < measured.load.requests) {
+        report.problems.push(
+          `${store} ${scenario.name}: ${logged} request log lines for ${measured.load.requests} responses ` +
+            '(the log fell behind and dropped lines)',
         );
       }
       results.scenarios.push(measured);

@@ -43,14 +43,26 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<st
   }
 }
 
+export interface RequestLog {
+  readonly lines: number;
+  readonly errorStatuses: Record<string, number>;
+}
+
+/** How long the log must hold still to count as written out, and how long to wait for that at most. */
+const LOG_STILL_MS = 300;
+const LOG_SETTLE_TIMEOUT_MS = 10_000;
+
 export interface Service {
   readonly pid: number;
   /** e.g. http://127.0.0.1:43210 */
   readonly origin: string;
-  /** Bytes logged so far: marks where a scenario's requests start in the log. */
-  logSize(): number;
-  /** Responses of 400 or more logged between two marks, by status. */
-  errorStatuses(from: number, to: number): Promise<Record<string, number>>;
+  /**
+   * Bytes logged so far, once the service has written out what it buffered (the size held still for a
+   * moment): marks where a scenario's requests start and end in the log.
+   */
+  settledLogSize(): Promise<number>;
+  /** The request log lines between two marks: how many, and the responses of 400 or more by status. */
+  requestLog(from: number, to: number): Promise<RequestLog>;
   stop(): Promise<void>;
 }
 
@@ -96,16 +108,28 @@ export async function startService(
   return {
     pid,
     origin,
-    logSize: () => statSync(logPath).size,
-    async errorStatuses(from, to) {
-      const counts: Record<string, number> = {};
+    async settledLogSize() {
+      const deadline = Date.now() + LOG_SETTLE_TIMEOUT_MS;
+      let size = statSync(logPath).size;
+      for (;;) {
+        await sleep(LOG_STILL_MS);
+        const now = statSync(logPath).size;
+        if (now === size || Date.now() > deadline) return now;
+        size = now;
+      }
+    },
+    async requestLog(from, to) {
+      const errorStatuses: Record<string, number> = {};
+      let count = 0;
+      if (to <= from) return { lines: 0, errorStatuses };
       const lines = createInterface({ input: createReadStream(logPath, { start: from, end: to - 1 }) });
       for await (const line of lines) {
-        // The request log line's status ("status", or Fastify's own "statusCode").
-        const status = /"status(?:Code)?":(\d{3})[,}]/.exec(line)?.[1];
-        if (status !== undefined && Number(status) >= 400) counts[status] = (counts[status] ?? 0) + 1;
+        if (!line.includes('"msg":"request"')) continue;
+        count += 1;
+        const status = /"status":(\d{3})[,}]/.exec(line)?.[1];
+        if (status !== undefined && Number(status) >= 400) errorStatuses[status] = (errorStatuses[status] ?? 0) + 1;
       }
-      return counts;
+      return { lines: count, errorStatuses };
     },
     stop,
   };

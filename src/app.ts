@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { Http2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
@@ -99,6 +100,9 @@ const INTERFACE_VERSION = '1.0.0';
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   const metrics = new Metrics(() => options.store.poolStats());
+  // The asynchronous log destination drops lines rather than grow without bound (src/logger.ts): count them.
+  const logStream = (options.logger as { stream?: unknown } | undefined)?.stream;
+  if (logStream instanceof EventEmitter) logStream.on('drop', () => metrics.logLinesDropped.inc());
   const store = timedStore(options.store, metrics.observeStoreCall);
   const links = new Links(options.publicUrl);
   const limits = options.limits ?? DEFAULT_LIMITS;

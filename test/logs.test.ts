@@ -30,7 +30,14 @@ async function loggedApp(t: TestContext, level: 'info' | 'trace') {
   t.after(() => app.close());
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const issued = await issueApiKey(fixture.store, () => new Date(), { name: 'logs' });
-  return { url, key: issued.key, keyId: issued.record.id, lines, entries: () => lines.map((line) => JSON.parse(line)) };
+  return {
+    url,
+    key: issued.key,
+    keyId: issued.record.id,
+    stream,
+    lines,
+    entries: () => lines.map((line) => JSON.parse(line)),
+  };
 }
 
 async function waitUntilUp(url: string): Promise<void> {
@@ -95,6 +102,18 @@ describe('request ids and request logs', () => {
     const everything = app.lines.join('\n');
     assert.ok(!everything.includes(app.key), 'the key is never logged, even at trace');
     assert.doesNotMatch(everything, /psk_/);
+  });
+
+  test('lines the log destination drops are counted in /metrics', async (t) => {
+    const { url, stream } = await loggedApp(t, 'info');
+    const dropped = async () => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return Number(/^petstore_log_lines_dropped_total (\d+)$/m.exec(text)?.[1]);
+    };
+    assert.equal(await dropped(), 0);
+    // What sonic-boom (pino.destination) emits for each line it drops past its maxLength.
+    stream.emit('drop', '{"msg":"request"}\n');
+    assert.equal(await dropped(), 1);
   });
 
   test('LOG_LEVEL is honoured by `serve`: at warn, no request lines', async (t) => {

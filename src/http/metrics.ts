@@ -42,6 +42,11 @@ export class Metrics {
     help: 'Requests let through unlimited because the shared limiter (Redis) was unavailable.',
     registers: [this.registry],
   });
+  readonly logLinesDropped = new Counter({
+    name: 'petstore_log_lines_dropped_total',
+    help: 'Log lines dropped because stdout fell too far behind (16 MiB of lines waiting to be written).',
+    registers: [this.registry],
+  });
 
   readonly storeLatency = new Histogram({
     name: 'petstore_store_call_duration_seconds',
