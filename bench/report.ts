@@ -19,6 +19,8 @@ export interface Measured {
    * means the log fell behind and dropped lines). Undefined for the ceiling, which logs nothing.
    */
   readonly requestsLogged?: number;
+  /** Log lines the service itself counted as dropped during the scenario (its /metrics); exact. */
+  readonly logLinesDropped?: number;
   /** req/s ÷ the ceiling's req/s. */
   readonly ratioToCeiling: number;
 }

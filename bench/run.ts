@@ -67,8 +67,10 @@ async function measureScenario(
 ): Promise<Measured> {
   await warmUp(run, scenario.load, service.origin, headers);
   const logFrom = await service.settledLogSize();
+  const droppedBefore = await service.droppedLogLines();
   const { result: load, usage } = await measure(run, scenario.load, service.origin, headers, service.pid);
   const log = await service.requestLog(logFrom, await service.settledLogSize());
+  const logLinesDropped = (await service.droppedLogLines()) - droppedBefore;
   return {
     name: scenario.name,
     description: scenario.description,
@@ -76,6 +78,7 @@ async function measureScenario(
     usage,
     errorStatuses: log.errorStatuses,
     requestsLogged: log.lines,
+    logLinesDropped,
     ratioToCeiling: load.requestsPerSecond / ceilingRps,
   };
 }
@@ -134,10 +137,11 @@ async function benchStore(run: Run, store: StoreName): Promise<StoreResults> {
         );
       }
       const logged = measured.requestsLogged ?? 0;
-      if (logged < measured.load.requests) {
+      const dropped = measured.logLinesDropped ?? 0;
+      if (logged < measured.load.requests || dropped > 0) {
         report.problems.push(
-          `${store} ${scenario.name}: ${logged} request log lines for ${measured.load.requests} responses ` +
-            '(the log fell behind and dropped lines)',
+          `${store} ${scenario.name}: ${logged} request log lines for ${measured.load.requests} responses, ` +
+            `${dropped} lines dropped by the service (its log fell behind)`,
         );
       }
       results.scenarios.push(measured);

@@ -63,6 +63,8 @@ export interface Service {
   settledLogSize(): Promise<number>;
   /** The request log lines between two marks: how many, and the responses of 400 or more by status. */
   requestLog(from: number, to: number): Promise<RequestLog>;
+  /** Log lines the service has dropped so far, from its own count in /metrics. */
+  droppedLogLines(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -114,9 +116,18 @@ export async function startService(
       for (;;) {
         await sleep(LOG_STILL_MS);
         const now = statSync(logPath).size;
-        if (now === size || Date.now() > deadline) return now;
+        if (now === size) return now;
+        if (Date.now() > deadline) {
+          throw new Error(`the service's log was still growing ${LOG_SETTLE_TIMEOUT_MS} ms after the load stopped`);
+        }
         size = now;
       }
+    },
+    async droppedLogLines() {
+      const text = await (await fetch(`${origin}/metrics`)).text();
+      const count = /^petstore_log_lines_dropped_total (\d+)$/m.exec(text)?.[1];
+      if (count === undefined) throw new Error('/metrics has no petstore_log_lines_dropped_total');
+      return Number(count);
     },
     async requestLog(from, to) {
       const errorStatuses: Record<string, number> = {};

@@ -102,7 +102,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = new Metrics(() => options.store.poolStats());
   // The asynchronous log destination drops lines rather than grow without bound (src/logger.ts): count them.
   const logStream = (options.logger as { stream?: unknown } | undefined)?.stream;
-  if (logStream instanceof EventEmitter) logStream.on('drop', () => metrics.logLinesDropped.inc());
+  const countDrop = () => metrics.logLinesDropped.inc();
+  if (logStream instanceof EventEmitter) logStream.on('drop', countDrop);
   const store = timedStore(options.store, metrics.observeStoreCall);
   const links = new Links(options.publicUrl);
   const limits = options.limits ?? DEFAULT_LIMITS;
@@ -169,6 +170,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       session.once('close', () => sessions.delete(session));
     });
   }
+  app.addHook('onClose', async () => {
+    if (logStream instanceof EventEmitter) logStream.off('drop', countDrop);
+  });
   app.addHook('preClose', async () => {
     closing = true;
     for (const session of sessions) session.close();
