@@ -85,20 +85,12 @@ function requestScript(load: Load, headers: Readonly<Record<string, string>>, sa
   return `local templates = {
 ${templates.join('\n')}
 }
-${timed ? `${LUA_MICROS}\nlocal samples` : ''}
--- Requests that never change are formatted once; in init(), as wrk knows the Host header only then.
-local prepared = {}
-init = function(args)
-${timed ? `  samples = io.open(${lua(samplesPath)}, "w")` : ''}
-  for i, t in ipairs(templates) do
-    if not t.randomIdUpTo and ${timed ? 'false' : 'true'} then prepared[i] = wrk.format(t.method, t.path, t.headers, t.body) end
-  end
-end
+${timed ? `${LUA_MICROS}\nlocal samples\ninit = function(args) samples = io.open(${lua(samplesPath)}, "w") end` : ''}
+-- Formatted per request: each carries a random id or, in a mix, its own X-Request-Id.
 request = function()
   local draw = math.random()
   for i, t in ipairs(templates) do
     if draw < t.upTo or i == #templates then
-      if prepared[i] then return prepared[i] end
       ${timed ? 't.headers["X-Request-Id"] = "bench-" .. i .. "-" .. micros()' : ''}
       return wrk.format(t.method, t.randomIdUpTo and (t.path .. math.random(1, t.randomIdUpTo)) or t.path, t.headers, t.body)
     end
