@@ -102,8 +102,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = new Metrics(() => options.store.poolStats());
   // The asynchronous log destination drops lines rather than grow without bound (src/logger.ts): count them.
   const logStream = (options.logger as { stream?: unknown } | undefined)?.stream;
+  const logEvents = logStream instanceof EventEmitter ? logStream : undefined;
   const countDrop = () => metrics.logLinesDropped.inc();
-  if (logStream instanceof EventEmitter) logStream.on('drop', countDrop);
+  logEvents?.on('drop', countDrop);
   const store = timedStore(options.store, metrics.observeStoreCall);
   const links = new Links(options.publicUrl);
   const limits = options.limits ?? DEFAULT_LIMITS;
@@ -171,7 +172,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
   app.addHook('onClose', async () => {
-    if (logStream instanceof EventEmitter) logStream.off('drop', countDrop);
+    logEvents?.off('drop', countDrop);
   });
   app.addHook('preClose', async () => {
     closing = true;

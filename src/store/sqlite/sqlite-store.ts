@@ -19,7 +19,6 @@ import {
   type PetPageQuery,
   type PetStore,
   type Store,
-  StoreUnavailableError,
 } from '../store.js';
 import { GroupCommit } from './group-commit.js';
 import { migrateSqlite } from './sqlite-migrate.js';
@@ -225,11 +224,7 @@ export class SqliteStore implements Store {
   private constructor(db: Database.Database, commits: WalIndexWatch) {
     this.#db = db;
     this.#commits = commits;
-    this.#tokens = new SharedTokenRead(() => {
-      // A read queued before close() runs after it: the store is gone, not broken.
-      if (!db.open) throw new StoreUnavailableError(new Error('the store is closed'));
-      return commits.token();
-    });
+    this.#tokens = new SharedTokenRead(() => commits.token());
     const runOnce = sqliteOnceRunner(db);
     const writes = new GroupCommit(db);
     this.pets = new SqlitePetStore(db, runOnce, writes);

@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { endianness } from 'node:os';
+import { StoreUnavailableError } from '../store.js';
 
 /**
  * The two copies of the wal-index header at the start of the `-shm` file (https://sqlite.org/walformat.html,
@@ -84,7 +85,8 @@ export class WalIndexWatch {
 
   /** Changes whenever a commit happened since the previous call; unchanged otherwise. */
   token(): string {
-    if (this.#closed) throw new Error('the wal-index watch is closed');
+    // A read queued before the store closed runs after it: the store is gone, not broken.
+    if (this.#closed) throw new StoreUnavailableError(new Error('the store is closed'));
     const length = readSync(this.#fd, this.#read, 0, HEADER_BYTES, 0);
     if (length !== HEADER_BYTES || !validHeader(this.#read) || !this.#read.equals(this.#seen)) {
       this.#read.copy(this.#seen);
