@@ -60,13 +60,16 @@ export async function request(
   }
   const response = await fetch(url + path, { method, headers, ...(body === undefined ? {} : { body }) });
   const text = await response.text();
-  let json: unknown;
+  return { status: response.status, headers: response.headers, text, json: parseJson(text) };
+}
+
+/** The value of a JSON text, or undefined when the text is not JSON. */
+export function parseJson(text: string): any {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    json = undefined;
+    return undefined;
   }
-  return { status: response.status, headers: response.headers, text, json };
 }
 
 async function listen(t: TestContext, store: Store, options: HarnessOptions) {
