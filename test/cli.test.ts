@@ -5,7 +5,8 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { expectError, request } from './helpers/harness.js';
-import { type CliResult, cliEnv, KEY_PATTERN, runCli, startServe, tempDir } from './helpers/process.js';
+import { type CliResult, cliEnv, KEY_PATTERN, runCli, startServe } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 const KEY_LINE = /^psk_[0-9A-Za-z]{36}\n$/;
 const ONE_ERROR_LINE = /^petstore: [^\n]+\n$/;

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { eachBackend } from './helpers/harness.js';
-import { cliEnv, createKey, freshDatabaseUrl, startServe, tempDir } from './helpers/process.js';
+import { cliEnv, createKey, freshDatabaseUrl, startServe } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 /** The built package (`npm run build` first): what a consumer installs. */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -9,8 +9,9 @@ import { loggerOptions } from '../src/logger.js';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { request } from './helpers/harness.js';
 import { sparePort } from './helpers/pg-cluster.js';
-import { CLI, cliEnv, createKey, tempDir } from './helpers/process.js';
+import { CLI, cliEnv, createKey } from './helpers/process.js';
 import { BACKENDS } from './helpers/stores.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 const sqlite = BACKENDS[0] as (typeof BACKENDS)[number];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

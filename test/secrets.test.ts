@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { generateApiKey } from '../src/domain/api-key.js';
 import { request } from './helpers/harness.js';
-import { cliEnv, runCli, startServe, tempDir } from './helpers/process.js';
+import { cliEnv, runCli, startServe } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 test('keys never reach the logs, even at trace level, valid or not', async (t) => {
   const env = cliEnv(join(tempDir(t), 'petstore.db'), { LOG_LEVEL: 'trace', RATE_LIMIT_RPS: '100' });

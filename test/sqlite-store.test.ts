@@ -8,7 +8,7 @@ import { GroupCommit } from '../src/store/sqlite/group-commit.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { PET_QUERIES, SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { StoreUnavailableError } from '../src/store/store.js';
-import { tempDir } from './helpers/stores.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 function plan(db: Database.Database, sql: string, ...params: unknown[]): string {
   const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>;
@@ -16,7 +16,7 @@ function plan(db: Database.Database, sql: string, ...params: unknown[]): string 
 }
 
 test('sqlite: WAL and synchronous=FULL, so an acknowledged write survives a crash', async (t) => {
-  const dir = tempDir();
+  const dir = tempDir(t);
   const store = SqliteStore.open(join(dir, 'p.db'));
   t.after(() => store.close());
   const db = new Database(join(dir, 'p.db'), { readonly: true });
@@ -42,8 +42,8 @@ test('sqlite: pages are served by indexes, with no scan and no sort, filtered or
   assert.match(plan(db, PET_QUERIES.get, 1), /SEARCH pets USING INTEGER PRIMARY KEY \((?:row)?id=\?\)/);
 });
 
-test('sqlite: migrations are recorded, idempotent, and a newer schema is refused', async () => {
-  const path = join(tempDir(), 'p.db');
+test('sqlite: migrations are recorded, idempotent, and a newer schema is refused', async (t) => {
+  const path = join(tempDir(t), 'p.db');
   await SqliteStore.open(path).close();
   await SqliteStore.open(path).close();
   const db = new Database(path);
@@ -57,8 +57,8 @@ test('sqlite: migrations are recorded, idempotent, and a newer schema is refused
   assert.throws(() => SqliteStore.open(path), /newer than this petstore knows/);
 });
 
-test('sqlite: the database file holds key hashes, never keys', async () => {
-  const path = join(tempDir(), 'p.db');
+test('sqlite: the database file holds key hashes, never keys', async (t) => {
+  const path = join(tempDir(t), 'p.db');
   const store = SqliteStore.open(path);
   const { issueApiKey } = await import('../src/services/api-keys.js');
   const { key } = await issueApiKey(store, () => new Date(), { name: 'secret-holder' });
@@ -70,7 +70,7 @@ test('sqlite: the database file holds key hashes, never keys', async () => {
 });
 
 test('sqlite: group commit runs the writes of one turn in one transaction; a failing write is rolled back alone', async (t) => {
-  const path = join(tempDir(), 'g.db');
+  const path = join(tempDir(t), 'g.db');
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE t (x INTEGER UNIQUE)');
@@ -108,7 +108,7 @@ test('sqlite: group commit runs the writes of one turn in one transaction; a fai
 });
 
 test('sqlite: a write lock held by another process past the busy timeout is "unavailable" (503), not a bug', async (t) => {
-  const path = join(tempDir(), 'busy.db');
+  const path = join(tempDir(t), 'busy.db');
   const db = new Database(path, { timeout: 50 });
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE t (x INTEGER)');
@@ -128,7 +128,7 @@ test('sqlite: a write lock held by another process past the busy timeout is "una
 });
 
 test('sqlite: the change token moves with every commit, by this store, another process or after a WAL restart, and only then', async (t) => {
-  const path = join(tempDir(), 'token.db');
+  const path = join(tempDir(t), 'token.db');
   const store = SqliteStore.open(path);
   t.after(() => store.close());
   const other = new Database(path);
@@ -155,7 +155,7 @@ test('sqlite: the change token moves with every commit, by this store, another p
 });
 
 test('sqlite: the change token through a symbolic link, with two stores on one file, and after close', async (t) => {
-  const dir = tempDir();
+  const dir = tempDir(t);
   const real = join(dir, 'real.db');
   const link = join(dir, 'link.db');
   const first = SqliteStore.open(real);

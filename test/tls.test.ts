@@ -13,7 +13,7 @@ describe('HTTPS', () => {
     assert.ok(backend);
     const fixture = await backend.create();
     t.after(() => fixture.dispose());
-    const tls = certificate();
+    const tls = certificate(t);
     const app = await buildApp({ store: fixture.store, tls: { cert: tls.cert, key: tls.key } });
     t.after(() => app.close());
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -83,7 +83,7 @@ describe('HTTPS', () => {
     assert.ok(backend);
     const fixture = await backend.create();
     t.after(() => fixture.dispose());
-    const tls = certificate();
+    const tls = certificate(t);
     const app = await buildApp({ store: fixture.store, tls: { cert: tls.cert, key: tls.key } });
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const session = connect(url, { ca: tls.cert });

@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPostgresSchema, type StoreBackend } from './stores.js';
+import { tempDir } from './temp-dir.js';
 
 /** The compiled CLI (`npm run build` first): the tests drive the real binary, as an operator would. */
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -23,13 +22,6 @@ export interface Exit {
 export interface CliResult extends Exit {
   readonly stdout: string;
   readonly stderr: string;
-}
-
-/** A temporary directory under the OS temp dir, removed after the test. */
-export function tempDir(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-cli-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 /** The environment of a spawned CLI: the test's own, on a given database, on a random local port. */

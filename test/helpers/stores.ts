@@ -22,14 +22,11 @@ export interface StoreBackend {
   create(): Promise<StoreFixture>;
 }
 
-export function tempDir(prefix = 'petstore-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
-
 const sqlite: StoreBackend = {
   name: 'sqlite',
   async create() {
-    const dir = tempDir();
+    // A fixture has no test context of its own: dispose() removes the directory.
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'));
     const path = join(dir, 'petstore.db');
     const opened: Store[] = [SqliteStore.open(path)];
     return {
