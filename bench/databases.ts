@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createSchema } from '../test/helpers/postgres-admin.js';
+import { createSchema } from '../dev/postgres-admin.js';
 import type { Cleanup } from './cleanup.js';
 import type { StoreName } from './options.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { postgresUnreachable } from '../test/helpers/postgres-admin.js';
+import { postgresUnreachable } from '../dev/postgres-admin.js';
 import { autocannonGenerator } from './autocannon.js';
 import { startCeiling } from './ceiling.js';
 import { Cleanup } from './cleanup.js';

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createSchema, postgresUnreachable } from '../../dev/postgres-admin.js';
 import type { PostgresDatabaseConfig } from '../../src/config.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
-import { createSchema, postgresUnreachable } from './postgres-admin.js';
 
 /** A fresh, empty store of one kind; `dispose` closes it and removes everything it made. */
 export interface StoreFixture {

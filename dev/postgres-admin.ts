@@ -4,6 +4,9 @@ import pg from 'pg';
 /**
  * Administration of the machine's PostgreSQL for the tests and the benchmark: whether it answers, and a
  * fresh schema of its own for each user. No side effects on import (test/helpers/stores.ts has those).
+ *
+ * dev/ holds development-time support shared by test/ and bench/; it is type-checked and linted with them,
+ * and is not part of the package (tsconfig.build.json builds src/ only, and "files" ships dist/ only).
  */
 
 /** Why PostgreSQL at `url` cannot be used, or undefined when it can. */
