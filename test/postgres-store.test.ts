@@ -3,7 +3,8 @@ import { describe, type TestContext, test } from 'node:test';
 import pg from 'pg';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres/migrations.js';
-import { PET_QUERIES, PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { PET_QUERIES } from '../src/store/postgres/pets.js';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { BACKENDS, createPostgresSchema, postgresConfig } from './helpers/stores.js';
 
 const skip = BACKENDS.find((backend) => backend.name === 'postgres')?.skip;

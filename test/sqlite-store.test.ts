@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { GroupCommit } from '../src/store/sqlite/group-commit.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
-import { PET_QUERIES, SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { PET_QUERIES } from '../src/store/sqlite/pets.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { StoreUnavailableError } from '../src/store/store.js';
 import { tempDir } from './helpers/temp-dir.js';
 

@@ -1,4 +1,4 @@
-import type { PetStatus } from '../schemas/pet.js';
+import type { PetStatus } from './pet-status.js';
 
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];

@@ -1,10 +1,9 @@
 import { type Static, Type } from 'typebox';
 import { NAME_MAX_CHARS } from '../domain/pet-name.js';
+import { PET_STATUSES } from '../domain/pet-status.js';
 import { Int64, MAX_JSON_INTEGER } from './int64.js';
 import { PATTERN_MESSAGE } from './keywords.js';
 import { PageCursor, PageLimit } from './page.js';
-
-export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 
 export const PetStatus = Type.Unsafe<(typeof PET_STATUSES)[number]>({
   $id: 'PetStatus',

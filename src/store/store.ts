@@ -1,6 +1,6 @@
 import type { Scope } from '../domain/api-key.js';
 import type { OrderStatus } from '../domain/order-status.js';
-import type { Pet, PetStatus } from '../schemas/pet.js';
+import type { PetStatus } from '../domain/pet-status.js';
 
 /**
  * The one storage interface. Implementations (SQLite now, PostgreSQL next) pass the same contract
@@ -43,21 +43,29 @@ export interface NewPetRecord {
   readonly status: PetStatus;
 }
 
-export interface PetPageQuery {
+/** A pet as the store keeps it (the API's Pet is rendered from it). */
+export interface PetRecord extends NewPetRecord {
+  readonly id: number;
+}
+
+/** A keyset page: rows in ascending id order, optionally only those with one status. */
+export interface PageQuery<S extends string> {
   /** Rows to return at most. */
   readonly limit: number;
-  readonly status?: PetStatus | undefined;
-  /** Only pets with an id greater than this one (keyset pagination). */
+  readonly status?: S | undefined;
+  /** Only rows with an id greater than this one (keyset pagination). */
   readonly afterId?: number | undefined;
 }
 
+export type PetPageQuery = PageQuery<PetStatus>;
+
 export interface PetStore {
-  create(pet: NewPetRecord): Promise<Pet>;
+  create(pet: NewPetRecord): Promise<PetRecord>;
   /** create, once per idempotency key: the effect and the stored response commit together. */
-  createOnce(pet: NewPetRecord, once: Once<Pet>): Promise<OnceResult<Pet>>;
-  get(id: number): Promise<Pet | undefined>;
+  createOnce(pet: NewPetRecord, once: Once<PetRecord>): Promise<OnceResult<PetRecord>>;
+  get(id: number): Promise<PetRecord | undefined>;
   /** Pets in ascending id order. */
-  list(query: PetPageQuery): Promise<Pet[]>;
+  list(query: PetPageQuery): Promise<PetRecord[]>;
 }
 
 export interface OrderRecord {
@@ -74,11 +82,7 @@ export interface NewOrderRecord {
   readonly createdAt: Date;
 }
 
-export interface OrderPageQuery {
-  readonly limit: number;
-  readonly status?: OrderStatus | undefined;
-  readonly afterId?: number | undefined;
-}
+export type OrderPageQuery = PageQuery<OrderStatus>;
 
 export type PlaceOrderResult =
   | { readonly outcome: 'placed'; readonly order: OrderRecord }

@@ -1,8 +1,7 @@
-import type { Pet } from '../../schemas/pet.js';
 import { PET_COLUMNS, type PetRow, petFromRow } from '../rows.js';
-import { type NewPetRecord, StoreUnavailableError } from '../store.js';
+import { type NewPetRecord, type PetRecord, StoreUnavailableError } from '../store.js';
+import { lockKey } from './advisory-locks.js';
 import type { Database } from './postgres-db.js';
-import { lockKey } from './postgres-db.js';
 
 /** Rows in one statement at most: the arrays stay small, and one slow batch holds few callers. */
 const MAX_BATCH = 256;
@@ -19,7 +18,7 @@ const INSERT_BATCH = `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKe
 
 interface Job {
   readonly pet: NewPetRecord;
-  readonly resolve: (pet: Pet) => void;
+  readonly resolve: (pet: PetRecord) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -31,16 +30,16 @@ interface Job {
  */
 export class PetInsertBatch {
   readonly #db: Database;
-  readonly #single: (pet: NewPetRecord) => Promise<Pet>;
+  readonly #single: (pet: NewPetRecord) => Promise<PetRecord>;
   #queue: Job[] = [];
   #flushing = false;
 
-  constructor(db: Database, single: (pet: NewPetRecord) => Promise<Pet>) {
+  constructor(db: Database, single: (pet: NewPetRecord) => Promise<PetRecord>) {
     this.#db = db;
     this.#single = single;
   }
 
-  insert(pet: NewPetRecord): Promise<Pet> {
+  insert(pet: NewPetRecord): Promise<PetRecord> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ pet, resolve, reject });
       if (!this.#flushing) {

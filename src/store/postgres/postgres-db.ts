@@ -1,9 +1,6 @@
 import type pg from 'pg';
 import { translatePgError } from './postgres-errors.js';
 
-/** Advisory lock keys are per schema, so separate deployments (and test schemas) never contend. */
-export const lockKey = (name: string) => `hashtext(coalesce(current_schema(), '') || '.petstore.${name}')`;
-
 /** The pool, with every failure translated: database outages become StoreUnavailableError. */
 export class Database {
   readonly #pool: pg.Pool;
@@ -14,8 +11,17 @@ export class Database {
 
   /** One statement, prepared per connection under `name`; database outages become StoreUnavailableError. */
   async rows<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], keyName?: string) {
+    return (await this.#query<R>(name, text, values, keyName)).rows;
+  }
+
+  /** One statement, as rows(); resolves with how many rows it wrote. */
+  async count(name: string, text: string, values: unknown[]): Promise<number> {
+    return (await this.#query(name, text, values)).rowCount ?? 0;
+  }
+
+  async #query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], keyName?: string) {
     try {
-      return (await this.#pool.query<R>({ name, text, values })).rows;
+      return await this.#pool.query<R>({ name, text, values });
     } catch (error) {
       throw translatePgError(error, keyName === undefined ? {} : { keyName });
     }

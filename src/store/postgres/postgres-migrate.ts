@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { lockKey } from './advisory-locks.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 
 /**
@@ -7,7 +8,7 @@ import { POSTGRES_MIGRATIONS } from './migrations.js';
  * its own transaction (PostgreSQL DDL is transactional). Returns the versions it applied.
  */
 export async function migratePostgres(client: pg.ClientBase): Promise<number[]> {
-  const lock = "hashtext(coalesce(current_schema(), '') || '.petstore.migrations')";
+  const lock = lockKey('migrations');
   await client.query(`SELECT pg_advisory_lock(${lock})`);
   try {
     await client.query(

@@ -1,0 +1,63 @@
+import pg from 'pg';
+import type { PostgresDatabaseConfig } from '../../config.js';
+import { migratePostgres } from './postgres-migrate.js';
+
+/** BIGINT arrives as text; the service's values stay below 2^53, and anything else is refused, not rounded. */
+const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === pg.types.builtins.INT8) {
+      return (text: string) => {
+        const value = Number(text);
+        if (!Number.isSafeInteger(value)) throw new RangeError(`int8 value ${text} is beyond 2^53 - 1`);
+        return value;
+      };
+    }
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/**
+ * The request pool. Connect and query time-outs are bounded, so an unreachable database yields
+ * StoreUnavailableError (503) quickly, and the pool reconnects by itself when the database returns.
+ */
+export function createPool(config: PostgresDatabaseConfig): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: config.poolSize,
+    connectionTimeoutMillis: config.connectTimeoutMs,
+    query_timeout: config.queryTimeoutMs,
+    statement_timeout: config.queryTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    // Idle connections must not keep a stopping process alive (they may wait on a frozen server).
+    allowExitOnIdle: true,
+    types: typeParsers,
+    application_name: 'petstore',
+  });
+  // An idle connection dropped by the server is removed by the pool; the next query reconnects.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/**
+ * Migrations get a connection of their own, without the request time-outs: waiting for another
+ * instance's migration lock, or building an index on a large table, may take longer than any request
+ * should. The connection is closed afterwards, so no setting leaks into the pool.
+ */
+export async function migrateOnce(config: PostgresDatabaseConfig): Promise<void> {
+  const client = new pg.Client({
+    connectionString: config.url,
+    connectionTimeoutMillis: config.connectTimeoutMs,
+    types: typeParsers,
+    application_name: 'petstore-migrate',
+  });
+  // Without a listener, a connection dropped during the migration would end the process.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SET statement_timeout = 0');
+    await migratePostgres(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

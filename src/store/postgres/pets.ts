@@ -1,0 +1,58 @@
+import { readQueries } from '../keyset-page.js';
+import { PET_COLUMNS, type PetRow, petFromRow } from '../rows.js';
+import { postgresParam } from '../sql-params.js';
+import type { NewPetRecord, Once, OnceResult, PetRecord, PetStore } from '../store.js';
+import { lockKey } from './advisory-locks.js';
+import { pgOnce } from './idempotency.js';
+import { PetInsertBatch } from './pet-insert-batch.js';
+import type { Database } from './postgres-db.js';
+import { PostgresTableReads } from './table-reads.js';
+
+/**
+ * The hot queries, exported so a test can check their plans.
+ *
+ * Inserts take a transaction-level advisory lock before the identity value is drawn and hold it until
+ * commit, so pets become visible in id order: a reader never sees id N+1 while N is still in flight,
+ * and keyset pages never skip a pet. (Without it, two concurrent inserts can commit out of id order.)
+ */
+export const PET_QUERIES = {
+  insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('pet-ids')}))
+    INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM in_id_order
+    RETURNING ${PET_COLUMNS}`,
+  ...readQueries('pets', PET_COLUMNS, postgresParam),
+};
+
+const insertValues = (pet: NewPetRecord) => [pet.name, pet.categoryId, pet.status];
+
+/** Pets on PostgreSQL: plain creates go in batches (PetInsertBatch), reads are PostgresTableReads'. */
+export class PostgresPetStore extends PostgresTableReads<PetRow, PetRecord> implements PetStore {
+  readonly #batch: PetInsertBatch;
+
+  constructor(db: Database) {
+    super(db, 'pets', PET_QUERIES, petFromRow);
+    this.#batch = new PetInsertBatch(db, (pet) => this.#insertOne(pet));
+  }
+
+  create(pet: NewPetRecord): Promise<PetRecord> {
+    return this.#batch.insert(pet);
+  }
+
+  async #insertOne(pet: NewPetRecord): Promise<PetRecord> {
+    const [row] = await this.db.rows<PetRow>('pets-insert', PET_QUERIES.insert, insertValues(pet));
+    return petFromRow(row as PetRow);
+  }
+
+  async createOnce(pet: NewPetRecord, once: Once<PetRecord>): Promise<OnceResult<PetRecord>> {
+    return this.db.transaction((client) =>
+      pgOnce(
+        client,
+        once,
+        async () => {
+          const { rows } = await client.query<PetRow>(PET_QUERIES.insert, insertValues(pet));
+          return petFromRow(rows[0] as PetRow);
+        },
+        (created) => created,
+      ),
+    );
+  }
+}

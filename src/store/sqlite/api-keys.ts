@@ -1,0 +1,89 @@
+import type Database from 'better-sqlite3';
+import { revokeTarget } from '../revoke-target.js';
+import { type ApiKeyRow, fromMilliseconds, KEY_COLUMNS, keyFromRow, withoutHash } from '../rows.js';
+import {
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  type ApiKeyWithHash,
+  DuplicateNameError,
+  type NewApiKeyRecord,
+} from '../store.js';
+
+type Row = ApiKeyRow<number>;
+
+const fromRow = (row: Row) => keyFromRow(row, fromMilliseconds);
+const recordOrNone = (row: Row | undefined) => (row === undefined ? undefined : withoutHash(fromRow(row)));
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/** API keys on SQLite; the lookup by hash, on every authenticated request, is prepared once. */
+export class SqliteApiKeyStore implements ApiKeyStore {
+  readonly #db: Database.Database;
+  readonly #findByHash: Database.Statement<[string], Row>;
+  readonly #touch: Database.Statement<[number, number]>;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    this.#findByHash = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`);
+    this.#touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  }
+
+  #insert(key: NewApiKeyRecord, onlyIfNoKeys: boolean): ApiKeyRecord | undefined {
+    const guard = onlyIfNoKeys ? 'WHERE NOT EXISTS (SELECT 1 FROM api_keys)' : '';
+    try {
+      const row = this.#db
+        .prepare<unknown[], Row>(
+          `INSERT INTO api_keys (name, prefix, hash, scopes, created_at, expires_at)
+           SELECT ?, ?, ?, ?, ?, ? ${guard} RETURNING ${KEY_COLUMNS}`,
+        )
+        .get(
+          key.name,
+          key.prefix,
+          key.hash,
+          key.scopes.join(','),
+          key.createdAt.getTime(),
+          key.expiresAt?.getTime() ?? null,
+        );
+      return recordOrNone(row);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new DuplicateNameError(key.name);
+      throw error;
+    }
+  }
+
+  async create(key: NewApiKeyRecord): Promise<ApiKeyRecord> {
+    return this.#insert(key, false) as ApiKeyRecord;
+  }
+
+  async createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
+    return this.#insert(key, true);
+  }
+
+  async findByHash(hash: string): Promise<ApiKeyWithHash | undefined> {
+    const row = this.#findByHash.get(hash);
+    return row === undefined ? undefined : fromRow(row);
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    const rows = this.#db.prepare<[], Row>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`).all();
+    return rows.map((row) => withoutHash(fromRow(row)));
+  }
+
+  async revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined> {
+    const target = revokeTarget(idOrName);
+    if (target === undefined) return undefined;
+    const row = this.#db
+      .prepare<[number, number | string], Row>(
+        `UPDATE api_keys SET revoked_at = ? WHERE ${target.column} = ? AND revoked_at IS NULL
+         RETURNING ${KEY_COLUMNS}`,
+      )
+      .get(at.getTime(), target.value);
+    return recordOrNone(row);
+  }
+
+  async touch(id: number, at: Date): Promise<void> {
+    this.#touch.run(at.getTime(), id);
+  }
+}

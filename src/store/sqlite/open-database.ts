@@ -1,0 +1,43 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { migrateSqlite } from './sqlite-migrate.js';
+
+/** How long opening waits for another process that is switching a new file to WAL at the same moment. */
+const WAL_SWITCH_WAIT_MS = 10_000;
+
+/**
+ * Switching to WAL needs an exclusive lock and, unlike other statements, reports SQLITE_BUSY at once
+ * instead of waiting: two processes opening a brand-new file together would otherwise fail.
+ */
+function switchToWal(db: Database.Database): void {
+  const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
+}
+
+/**
+ * Opens (creating if needed) the database file in WAL mode with synchronous=FULL, so an acknowledged
+ * write survives a crash or power loss, and brings its schema up to date.
+ */
+export function openDatabase(path: string): Database.Database {
+  mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { timeout: 10_000 });
+  try {
+    switchToWal(db);
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrateSqlite(db);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

@@ -1,0 +1,43 @@
+import type Database from 'better-sqlite3';
+import { readQueries } from '../keyset-page.js';
+import { PET_COLUMNS, type PetRow, petFromRow } from '../rows.js';
+import { sqliteParam } from '../sql-params.js';
+import type { NewPetRecord, Once, OnceResult, PetRecord, PetStore } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
+import type { OnceRunner } from './idempotency.js';
+import { SqliteTableReads } from './table-reads.js';
+
+/** The hot queries, exported so a test can check their plans. */
+export const PET_QUERIES = {
+  insert: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
+  ...readQueries('pets', PET_COLUMNS, sqliteParam),
+};
+
+/** Pets on SQLite: writes are group-committed (GroupCommit), reads are SqliteTableReads'. */
+export class SqlitePetStore extends SqliteTableReads<PetRow, PetRecord> implements PetStore {
+  readonly #insert: (pet: NewPetRecord) => PetRecord;
+  readonly #createOnce: (pet: NewPetRecord, once: Once<PetRecord>) => OnceResult<PetRecord>;
+  readonly #writes: GroupCommit;
+
+  constructor(db: Database.Database, runOnce: OnceRunner, writes: GroupCommit) {
+    super(db, PET_QUERIES, petFromRow);
+    this.#writes = writes;
+    const insert = db.prepare<[string, number, string], PetRow>(PET_QUERIES.insert);
+    this.#insert = (pet) => petFromRow(insert.get(pet.name, pet.categoryId, pet.status) as PetRow);
+    this.#createOnce = db.transaction((pet: NewPetRecord, once: Once<PetRecord>) =>
+      runOnce(
+        once,
+        () => this.#insert(pet),
+        (created) => created,
+      ),
+    );
+  }
+
+  create(pet: NewPetRecord): Promise<PetRecord> {
+    return this.#writes.run(() => this.#insert(pet));
+  }
+
+  createOnce(pet: NewPetRecord, once: Once<PetRecord>): Promise<OnceResult<PetRecord>> {
+    return this.#writes.run(() => this.#createOnce(pet, once));
+  }
+}
