@@ -149,7 +149,7 @@ test('sqlite: the change token moves with every commit, by this store, another p
   // A checkpoint that empties the WAL, then a commit that starts it over from its first frame.
   other.pragma('wal_checkpoint(TRUNCATE)');
   assert.ok(await moved(() => other.prepare("UPDATE pets SET status = 'pending' WHERE name = 'b'").run()));
-  // Another process: a separate mapping of the -shm file.
+  // Another process: a connection this process knows nothing of.
   const script = `new (require('better-sqlite3'))(process.argv[1]).prepare("INSERT INTO pets (name, category_id, status) VALUES ('c', 1, 'sold')").run()`;
   assert.ok(await moved(() => execFileSync(process.execPath, ['-e', script, path])));
   assert.equal(await store.changeToken(), await store.changeToken());
@@ -161,7 +161,7 @@ test('sqlite: the change token through a symbolic link, with two stores on one f
   const link = join(dir, 'link.db');
   const first = SqliteStore.open(real);
   symlinkSync(real, link);
-  // SQLite resolves the link: its -shm file is beside real.db, and a stale one beside the link is ignored.
+  // SQLite resolves the link: its -shm file is beside real.db, and a stale one beside the link must not matter.
   writeFileSync(`${link}-shm`, Buffer.alloc(96));
   const second = SqliteStore.open(link);
   t.after(() => second.close());
@@ -169,7 +169,7 @@ test('sqlite: the change token through a symbolic link, with two stores on one f
   assert.equal(await second.changeToken(), before, 'no commit, no change: the live header is read');
   await first.pets.create({ name: 'a', categoryId: 1, status: 'available' });
   assert.notEqual(await second.changeToken(), before, 'a commit through the other store is seen');
-  // One descriptor for both, closed with the last store: the survivor keeps reading.
+  // Closing one store leaves the other's token working.
   await first.close();
   const after = await second.changeToken();
   await second.pets.create({ name: 'b', categoryId: 1, status: 'available' });

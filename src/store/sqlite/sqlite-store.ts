@@ -3,12 +3,12 @@ import type Database from 'better-sqlite3';
 import { SharedTokenRead } from '../shared-token-read.js';
 import type { ApiKeyStore, OrderStore, PetStore, Store } from '../store.js';
 import { SqliteApiKeyStore } from './api-keys.js';
+import { changeTokenReader } from './change-token.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteIdempotencyKeys } from './idempotency.js';
 import { openDatabase } from './open-database.js';
 import { SqliteOrderStore } from './orders.js';
 import { SqlitePetStore } from './pets.js';
-import { WalIndexWatch } from './wal-index-watch.js';
 
 /**
  * The embedded store: one SQLite file (see openDatabase). better-sqlite3 is synchronous; each call is
@@ -21,13 +21,11 @@ export class SqliteStore implements Store {
   readonly apiKeys: ApiKeyStore;
   readonly #db: Database.Database;
   readonly #idempotencyKeys: SqliteIdempotencyKeys;
-  readonly #commits: WalIndexWatch;
   readonly #tokens: SharedTokenRead;
 
-  private constructor(db: Database.Database, commits: WalIndexWatch) {
+  private constructor(db: Database.Database) {
     this.#db = db;
-    this.#commits = commits;
-    this.#tokens = new SharedTokenRead(() => commits.token());
+    this.#tokens = new SharedTokenRead(changeTokenReader(db));
     this.#idempotencyKeys = new SqliteIdempotencyKeys(db);
     const writes = new GroupCommit(db);
     this.pets = new SqlitePetStore(db, this.#idempotencyKeys.runOnce, writes);
@@ -39,10 +37,7 @@ export class SqliteStore implements Store {
   static open(path: string): SqliteStore {
     const db = openDatabase(path);
     try {
-      // After the first statements, so the -shm file exists and its header is written. SQLite's own name
-      // for the file: it resolves symbolic links, and the -shm file sits beside the real file.
-      const [main] = db.pragma('database_list') as { name: string; file: string }[];
-      return new SqliteStore(db, new WalIndexWatch(main?.file ?? path));
+      return new SqliteStore(db);
     } catch (error) {
       db.close();
       throw error;
@@ -60,8 +55,8 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Changes with every commit by any connection, this one or another process's (see WalIndexWatch). One
-   * read serves every request of an event-loop turn (SharedTokenRead).
+   * Changes with every commit by any connection, this one or another process's (see changeTokenReader).
+   * One read serves every request of an event-loop turn (SharedTokenRead).
    */
   changeToken(): Promise<string> {
     return this.#tokens.read();
@@ -78,6 +73,5 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (!this.#db.open) return;
     this.#db.close();
-    this.#commits.close();
   }
 }
