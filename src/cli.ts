@@ -4,9 +4,10 @@ import { parseArgs } from 'node:util';
 import { keysCommand } from './commands/keys.js';
 import { UsageError } from './commands/usage-error.js';
 import { loadConfig } from './config.js';
-import { serveUntilSignalled, startServer } from './server.js';
+import { serveUntilSignalled } from './server/signals.js';
+import { startServer } from './server/start-server.js';
+import { parseWorkers, runPrimary } from './server/workers.js';
 import { openStore } from './store/open-store.js';
-import { parseWorkers, runPrimary } from './workers.js';
 
 const USAGE = `Usage: petstore <command>
 

@@ -12,7 +12,7 @@ import {
   parseRetryAfter,
   retryDelayMs,
 } from '../src/client/retry.js';
-import { MemoryRateLimiter } from '../src/limits/memory-rate-limiter.js';
+import { MemoryRateLimiter } from '../src/rate-limit/memory-rate-limiter.js';
 import { eachBackend, type Harness, startHarness } from './helpers/harness.js';
 
 function clientFor(h: Harness, options: Partial<PetstoreClientOptions> = {}): PetstoreClient {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Rate } from '../src/domain/token-bucket.js';
-import { MemoryRateLimiter } from '../src/limits/memory-rate-limiter.js';
-import { RedisRateLimiter } from '../src/limits/redis-rate-limiter.js';
+import { MemoryRateLimiter } from '../src/rate-limit/memory-rate-limiter.js';
+import { RedisRateLimiter } from '../src/rate-limit/redis-rate-limiter.js';
 import { eachBackend, startHarness } from './helpers/harness.js';
 import { sparePort } from './helpers/pg-cluster.js';
 import { BACKENDS } from './helpers/stores.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { allowedMoves, isComplete, move, ORDER_STATUSES } from '../src/domain/order-status.js';
+import { ERRORS } from '../src/errors/catalogue.js';
 
 test('the allowed moves and the pet status each leaves', () => {
   assert.deepEqual(move('placed', 'approved'), { allowed: true, petStatus: 'pending' });
@@ -16,9 +17,10 @@ test('every other move is refused, with a reason that names the allowed moves', 
       const result = move(from, to);
       assert.equal(result.allowed, allowed.has(`${from}>${to}`), `${from} → ${to}`);
       if (!result.allowed) {
-        assert.match(result.reason, new RegExp(`cannot move from ${from} to ${to}`));
         const options = allowedMoves(from);
-        assert.match(result.reason, options.length === 0 ? /is final/ : new RegExp(options.join(', ')));
+        const reason = ERRORS.orderMoveRefused.message(from, to, options);
+        assert.match(reason, new RegExp(`cannot move from ${from} to ${to}`));
+        assert.match(reason, options.length === 0 ? /is final/ : new RegExp(options.join(', ')));
       }
     }
   }

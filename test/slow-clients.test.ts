@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { describe, type TestContext, test } from 'node:test';
-import { buildApp, DEFAULT_LIMITS, type ServerLimits } from '../src/app.js';
+import { buildApp } from '../src/app.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../src/server/fastify-options.js';
 import { BACKENDS } from './helpers/stores.js';
 
 const backend = BACKENDS[0] as (typeof BACKENDS)[number];

@@ -1,5 +1,6 @@
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
 
 export const DOCS_PATH = '/docs';
 
@@ -12,7 +13,7 @@ export function docsLink(tag: string, operationId: string): string {
  * The interactive reference: Swagger UI rendering this service's OpenAPI document, every asset served
  * from the package (the page works offline). Public, like the document itself; "Authorize" takes a key.
  */
-export const docsRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsync = async (app) => {
   // Every route of this (encapsulated) plugin is public: the page, its assets and its copy of the document.
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, public: true };
@@ -27,3 +28,6 @@ export const docsRoutes: FastifyPluginAsync = async (app) => {
     transformStaticCSP: (policy) => policy.replace(/\s*upgrade-insecure-requests;/, ''),
   });
 };
+
+// Encapsulated: the onRoute hook above must make only this plugin's routes public.
+export const docsRoutes = fp(routes, { name: 'docs-routes', dependencies: ['openapi'], encapsulate: true });

@@ -1,53 +1,25 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import type { Clock } from '../clock.js';
-import type { CursorCodec } from '../domain/cursor.js';
-import { isComplete } from '../domain/order-status.js';
-import { ApiError } from '../http/error-codes.js';
-import { type Idempotency, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
-import type { Links } from '../http/links.js';
+import { allowedMoves } from '../domain/order-status.js';
+import { ERRORS } from '../errors/catalogue.js';
+import { createdResponse, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
 import { Pager } from '../http/pager.js';
-import { errorResponses } from '../http/responses.js';
+import { errorResponses } from '../openapi/error-responses.js';
 import { ListOrdersQuery, NewOrder, Order, OrderIdParams, OrderStatusChange } from '../schemas/order.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ref } from '../schemas/ref.js';
-import type { OrderRecord, Store, StoredResponse } from '../store/store.js';
-
-export interface OrderRoutesOptions {
-  readonly store: Store;
-  readonly idempotency: Idempotency;
-  readonly clock: Clock;
-  readonly cursors: CursorCodec;
-  readonly links: Links;
-}
-
-function toOrder(record: OrderRecord): Order {
-  return {
-    id: record.id,
-    petId: record.petId,
-    quantity: record.quantity,
-    status: record.status,
-    createdAt: record.createdAt.toISOString(),
-    complete: isComplete(record.status),
-  };
-}
+import type { OrderRecord } from '../store/store.js';
+import { toOrder } from './representations.js';
+import type { RouteOptions } from './route-options.js';
 
 const EXTENSION =
   "Extension of the v1 interface's store area, whose details the interface does not show; see docs/decisions.md.";
 
 /** The store area: orders, whose status moves drive the pets' availability. */
-export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async (
-  app,
-  { store, idempotency, clock, cursors, links },
-) => {
-  const pager = new Pager(cursors, links, '/v1/store/orders');
+const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, idempotency, clock, cursors, links }) => {
+  const pager = new Pager(cursors.orders, links, '/v1/store/orders', app.storeCache);
   const location = (order: OrderRecord) => links.to(`/v1/store/orders/${order.id}`);
-  /** The placeOrder response as kept for retries: what the serialiser would send. */
-  const placed = (order: OrderRecord): StoredResponse => ({
-    status: 201,
-    headers: { location: location(order) },
-    body: JSON.stringify(toOrder(order)),
-  });
 
   app.get(
     '/v1/store/orders',
@@ -108,14 +80,14 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
       const result = await idempotency.run(request, reply, {
         plain: () => store.orders.place(record),
         once: (once) => store.orders.placeOnce(record, once),
-        render: placed,
+        render: (order: OrderRecord) => createdResponse(location(order), toOrder(order)),
       });
       if (result === REPLAYED) return reply;
       switch (result.outcome) {
         case 'pet_not_found':
-          throw new ApiError('not_found', `pet ${petId} does not exist`);
+          throw ERRORS.petNotFound.create(petId);
         case 'pet_not_available':
-          throw new ApiError('conflict', `pet ${petId} is ${result.petStatus}, not available`);
+          throw ERRORS.petNotAvailable.create(petId, result.petStatus);
         case 'placed':
           reply.code(201).header('location', location(result.order));
           return toOrder(result.order);
@@ -142,7 +114,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
     async (request) => {
       const { orderId } = request.params;
       const order = orderId >= 1 ? await store.orders.get(orderId) : undefined;
-      if (order === undefined) throw new ApiError('not_found', `order ${orderId} does not exist`);
+      if (order === undefined) throw ERRORS.orderNotFound.create(orderId);
       return toOrder(order);
     },
   );
@@ -182,12 +154,18 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
           : { outcome: 'order_not_found' as const };
       switch (result.outcome) {
         case 'order_not_found':
-          throw new ApiError('not_found', `order ${orderId} does not exist`);
+          throw ERRORS.orderNotFound.create(orderId);
         case 'refused':
-          throw new ApiError('conflict', result.reason);
+          throw ERRORS.orderMoveRefused.create(result.from, request.body.status, allowedMoves(result.from));
         case 'changed':
           return toOrder(result.order);
       }
     },
   );
 };
+
+export const orderRoutes = fp(routes, {
+  name: 'order-routes',
+  dependencies: ['openapi', 'store-cache', 'auth', 'key-rate-limit'],
+  encapsulate: true,
+});

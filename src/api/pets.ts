@@ -1,27 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import type { Clock } from '../clock.js';
-import type { CursorCodec } from '../domain/cursor.js';
-import { petNameProblem } from '../domain/pet-name.js';
+import { NAME_MAX_CHARS, petNameProblem } from '../domain/pet-name.js';
+import { ERRORS } from '../errors/catalogue.js';
 import { deprecationHooks } from '../http/deprecation.js';
-import { ApiError } from '../http/error-codes.js';
-import { type Idempotency, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
-import type { Links } from '../http/links.js';
+import { createdResponse, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
 import { Pager } from '../http/pager.js';
-import { errorResponses } from '../http/responses.js';
+import { errorResponses } from '../openapi/error-responses.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas/pet.js';
 import { ref } from '../schemas/ref.js';
-import type { Store, StoredResponse } from '../store/store.js';
+import type { PetRecord } from '../store/store.js';
 import { docsLink } from './docs.js';
-
-export interface PetRoutesOptions {
-  readonly store: Store;
-  readonly idempotency: Idempotency;
-  readonly clock: Clock;
-  readonly cursors: CursorCodec;
-  readonly links: Links;
-}
+import { toPet } from './representations.js';
+import type { RouteOptions } from './route-options.js';
 
 /** The interface removes `GET /pets/{petId}` on 5 December 2030; it was deprecated from this service's first release. */
 export const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z');
@@ -35,18 +27,9 @@ const DEPRECATION_HEADERS = {
   },
 };
 
-export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
-  app,
-  { store, idempotency, clock, cursors, links },
-) => {
-  const pager = new Pager(cursors, links, '/v1/pets');
-  const location = (pet: Pet) => links.to(`/v1/pets/${pet.id}`);
-  /** The createPet response as kept for retries: what the serialiser would send. */
-  const created = (pet: Pet): StoredResponse => ({
-    status: 201,
-    headers: { location: location(pet) },
-    body: JSON.stringify({ id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status }),
-  });
+const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, idempotency, clock, cursors, links }) => {
+  const pager = new Pager(cursors.pets, links, '/v1/pets', app.storeCache);
+  const location = (pet: PetRecord) => links.to(`/v1/pets/${pet.id}`);
   app.get(
     '/v1/pets',
     {
@@ -70,7 +53,9 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
     },
     async (request, reply) => {
       const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query;
-      return pager.send(reply, { limit, status, cursor }, (page) => store.pets.list({ ...page, status }));
+      return pager.send(reply, { limit, status, cursor }, (page) =>
+        store.pets.list({ ...page, status }).then((records) => records.map(toPet)),
+      );
     },
   );
 
@@ -104,16 +89,17 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
     async (request, reply) => {
       const { name, categoryId, status = 'available' } = request.body;
       const problem = petNameProblem(name);
-      if (problem !== undefined) throw new ApiError('invalid_request', problem);
+      if (problem?.kind === 'blank') throw ERRORS.blankName.create();
+      if (problem?.kind === 'too_long') throw ERRORS.nameTooLong.create(NAME_MAX_CHARS, problem.chars);
       const record = { name, categoryId, status };
       const pet = await idempotency.run(request, reply, {
         plain: () => store.pets.create(record),
         once: (once) => store.pets.createOnce(record, once),
-        render: created,
+        render: (created: PetRecord) => createdResponse(location(created), toPet(created)),
       });
       if (pet === REPLAYED) return reply;
       reply.code(201).header('location', location(pet));
-      return pet;
+      return toPet(pet);
     },
   );
 
@@ -148,8 +134,14 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (
     async (request) => {
       const { petId } = request.params;
       const pet = petId >= 1 ? await store.pets.get(petId) : undefined;
-      if (pet === undefined) throw new ApiError('not_found', `pet ${petId} does not exist`);
-      return pet;
+      if (pet === undefined) throw ERRORS.petNotFound.create(petId);
+      return toPet(pet);
     },
   );
 };
+
+export const petRoutes = fp(routes, {
+  name: 'pet-routes',
+  dependencies: ['openapi', 'store-cache', 'auth', 'key-rate-limit'],
+  encapsulate: true,
+});

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import type { Clock } from '../clock.js';
-import { ApiError } from './error-codes.js';
+import { ERRORS } from '../errors/catalogue.js';
 
 export interface Deprecation {
   /** When the operation became deprecated (RFC 9745 `Deprecation`). */
@@ -30,10 +30,7 @@ export function deprecationHooks(
   return {
     onRequest: async (request: FastifyRequest) => {
       if (clock() >= deprecation.sunsetAt) {
-        throw new ApiError(
-          'gone',
-          `${request.method} ${request.routeOptions.url} was removed on ${removedOn}; use ${deprecation.successor}`,
-        );
+        throw ERRORS.removed.create(`${request.method} ${request.routeOptions.url}`, removedOn, deprecation.successor);
       }
     },
     onSend: async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {

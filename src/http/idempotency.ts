@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../clock.js';
+import { ERRORS } from '../errors/catalogue.js';
 import type { Once, OnceResult, StoredResponse } from '../store/store.js';
-import { ApiError } from './error-codes.js';
 
 /** How long a key is remembered (IETF httpapi idempotency-key draft; DESIGN.md: 24 h). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -37,10 +37,7 @@ function idempotencyKey(request: FastifyRequest): string | undefined {
   const quoted = /^"((?:[^"\\]|\\["\\])*)"$/.exec(text)?.[1]?.replace(/\\(["\\])/g, '$1');
   const key = quoted ?? (/^[^\s",]+$/.test(text) ? text : '');
   if (!KEY_TEXT.test(key)) {
-    throw new ApiError(
-      'invalid_request',
-      'header "Idempotency-Key" must be one string of 1 to 255 printable ASCII characters',
-    );
+    throw ERRORS.invalidIdempotencyKey.create();
   }
   return key;
 }
@@ -62,6 +59,11 @@ export function fingerprint(request: FastifyRequest): string {
 }
 
 export const REPLAYED = Symbol('replayed');
+
+/** A 201 as kept for retries: the status, `Location`, and the body the route sends, serialised the same way. */
+export function createdResponse(location: string, body: object): StoredResponse {
+  return { status: 201, headers: { location }, body: JSON.stringify(body) };
+}
 
 /**
  * Safe retries of POSTs: the effect runs once per (API key, Idempotency-Key); its response is stored
@@ -94,7 +96,7 @@ export class Idempotency {
     const owner = request.apiKey?.id;
     if (owner === undefined) throw new Error('idempotency needs an authenticated request');
     const slot = `${owner}:${key}`;
-    if (this.#inFlight.has(slot)) throw inFlight();
+    if (this.#inFlight.has(slot)) throw ERRORS.idempotencyInFlight.create();
     this.#inFlight.add(slot);
     try {
       const now = this.#clock();
@@ -110,12 +112,9 @@ export class Idempotency {
         case 'done':
           return result.result;
         case 'in_flight':
-          throw inFlight();
+          throw ERRORS.idempotencyInFlight.create();
         case 'mismatch':
-          throw new ApiError(
-            'idempotency_mismatch',
-            'this Idempotency-Key was already used with a different request; use a new key for a new request',
-          );
+          throw ERRORS.idempotencyMismatch.create();
         case 'replay':
           reply
             .code(result.response.status)
@@ -129,10 +128,4 @@ export class Idempotency {
       this.#inFlight.delete(slot);
     }
   }
-}
-
-function inFlight(): ApiError {
-  return new ApiError('conflict', 'a request with this Idempotency-Key is still in progress; retry shortly', {
-    headers: { 'retry-after': '1' },
-  });
 }

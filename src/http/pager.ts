@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify';
+import type { RequestCache, StoreCache } from '../cache/store-cache.js';
 import type { CursorCodec } from '../domain/cursor.js';
-import { ApiError } from './error-codes.js';
+import { ERRORS } from '../errors/catalogue.js';
 import type { Links } from './links.js';
-import { VersionedCache } from './versioned-cache.js';
 
 /** A page as sent: the serialised body and its `Link` header, if any. */
 interface CachedPage {
@@ -22,12 +22,13 @@ export class Pager {
   readonly #cursors: CursorCodec;
   readonly #links: Links;
   readonly #path: string;
-  readonly #cache = new VersionedCache<CachedPage>(MAX_CACHED_PAGES);
+  readonly #cache: RequestCache<CachedPage>;
 
-  constructor(cursors: CursorCodec, links: Links, path: string) {
+  constructor(cursors: CursorCodec, links: Links, path: string, cache: StoreCache) {
     this.#cursors = cursors;
     this.#links = links;
     this.#path = path;
+    this.#cache = cache.create(MAX_CACHED_PAGES);
   }
 
   /** Sends one page: `fetch` reads rows in id order after `afterId`, at most `limit` of them. */
@@ -38,8 +39,8 @@ export class Pager {
   ): Promise<FastifyReply> {
     const afterId = this.#afterId(query.cursor, query.status);
     const key = `${query.status ?? ''}|${afterId}|${query.limit}`;
-    // The token read when the request was authenticated, before any fetch: the page as of then.
-    const page = await this.#cache.get(reply.request.storeToken, key, async () => {
+    // The store as the request saw it when it was authenticated, before any fetch: the page as of then.
+    const page = await this.#cache.get(reply.request, key, async () => {
       const rows = await fetch({ limit: query.limit + 1, afterId });
       const shown = rows.slice(0, query.limit);
       const link = rows.length > query.limit ? this.#nextLink(shown, query.limit, query.status) : undefined;
@@ -60,14 +61,11 @@ export class Pager {
     if (cursor === undefined) return 0;
     const position = this.#cursors.decode(cursor);
     if (position === undefined) {
-      throw new ApiError('invalid_request', 'query parameter "cursor" is not a cursor this service issued');
+      throw ERRORS.unknownCursor.create();
     }
     if (position.filter !== (status ?? '')) {
       const issuedFor = position.filter === '' ? 'no status filter' : `status=${position.filter}`;
-      throw new ApiError(
-        'invalid_request',
-        `query parameter "cursor" was issued for ${issuedFor}; send it with the same status filter`,
-      );
+      throw ERRORS.cursorForOtherFilter.create(issuedFor);
     }
     return position.afterId;
   }

@@ -92,7 +92,7 @@ export type PlaceOrderResult =
 export type ChangeOrderResult =
   | { readonly outcome: 'changed'; readonly order: OrderRecord }
   | { readonly outcome: 'order_not_found' }
-  | { readonly outcome: 'refused'; readonly reason: string };
+  | { readonly outcome: 'refused'; readonly from: OrderStatus };
 
 /**
  * Orders, and the pet status moves they drive (src/domain/order-status.ts), each applied atomically:

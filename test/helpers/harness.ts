@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import type { Scope } from '../../src/domain/api-key.js';
-import type { RateLimitOptions } from '../../src/http/rate-limit.js';
+import type { RateLimitOptions } from '../../src/rate-limit/rate-limit-plugins.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import type { Store } from '../../src/store/store.js';
 import { BACKENDS, type StoreBackend } from './stores.js';

@@ -75,7 +75,7 @@ export class PostgresOrderStore extends PostgresTableReads<OrderRow<Date>, Order
       const current = rows[0];
       if (current === undefined) return { outcome: 'order_not_found' };
       const decision = move(current.status, to);
-      if (!decision.allowed) return { outcome: 'refused', reason: decision.reason };
+      if (!decision.allowed) return { outcome: 'refused', from: current.status };
       await client.query('UPDATE pets SET status = $1 WHERE id = $2', [decision.petStatus, current.pet_id]);
       const changed = await client.query<OrderRow<Date>>(
         `UPDATE orders SET status = $1 WHERE id = $2 RETURNING ${ORDER_COLUMNS}`,

@@ -65,7 +65,7 @@ export class SqliteOrderStore extends SqliteTableReads<OrderRow<number>, OrderRe
       const current = this.read(id);
       if (current === undefined) return { outcome: 'order_not_found' };
       const decision = move(current.status, to);
-      if (!decision.allowed) return { outcome: 'refused', reason: decision.reason };
+      if (!decision.allowed) return { outcome: 'refused', from: current.status };
       setPetStatus.run(decision.petStatus, current.petId);
       return { outcome: 'changed', order: fromRow(setStatus.get(to, id) as OrderRow<number>) };
     });

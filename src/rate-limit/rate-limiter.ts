@@ -1,10 +1,12 @@
 import type { Rate } from '../domain/token-bucket.js';
 
-export interface Decision {
-  readonly allowed: boolean;
-  /** Tokens left after this request; NaN when the limiter could not tell (it failed open). */
-  readonly tokens: number;
-}
+/**
+ * What a limiter says of one request: allowed or refused with the tokens left, or `unknown` when it could
+ * not tell (the shared limiter is unreachable); the caller's FailOpen policy decides what that means.
+ */
+export type Decision =
+  | { readonly outcome: 'allowed' | 'refused'; readonly tokens: number }
+  | { readonly outcome: 'unknown'; readonly error: unknown };
 
 /** Token buckets by name: per process in memory, or shared by every instance through Redis. */
 export interface RateLimiter {

@@ -31,12 +31,15 @@ return { allowed, tostring(tokens) }
 /** How long a start waits for Redis before serving with limits failing open. */
 const READY_WAIT_MS = 2000;
 
+/** The script, as ioredis defines it on the client: [1 if allowed else 0, tokens left as text]. */
+interface TakeCommand {
+  petstoreTake(key: string, ...args: Array<string | number>): Promise<[number, string]>;
+}
+
 export interface RedisRateLimiterOptions {
   readonly url: string;
   /** Namespace of the keys, so several deployments (or test runs) can share one Redis. */
   readonly prefix?: string;
-  /** Told when Redis fails and a request is let through (fail open). */
-  readonly onFailOpen?: (error: unknown) => void;
 }
 
 /** Shared buckets. If Redis is down the service keeps serving: requests pass, and it is reported. */
@@ -44,11 +47,9 @@ export class RedisRateLimiter implements RateLimiter {
   readonly shared = true;
   readonly #redis: Redis;
   readonly #prefix: string;
-  readonly #onFailOpen: (error: unknown) => void;
 
   constructor(options: RedisRateLimiterOptions) {
     this.#prefix = options.prefix ?? 'petstore:rate:';
-    this.#onFailOpen = options.onFailOpen ?? (() => undefined);
     this.#redis = new Redis(options.url, {
       // Fail fast while Redis is away (no queueing, no retries per command); reconnect in the background.
       enableOfflineQueue: false,
@@ -63,15 +64,15 @@ export class RedisRateLimiter implements RateLimiter {
 
   async take(bucket: string, rate: Rate, cost: number): Promise<Decision> {
     try {
-      const [allowed, tokens] = (await (
-        this.#redis as unknown as {
-          petstoreTake(key: string, ...args: Array<string | number>): Promise<[number, string]>;
-        }
-      ).petstoreTake(this.#prefix + bucket, rate.perSecond, rate.burst, cost)) as [number, string];
-      return { allowed: allowed === 1, tokens: Number(tokens) };
+      const [allowed, tokens] = await (this.#redis as unknown as TakeCommand).petstoreTake(
+        this.#prefix + bucket,
+        rate.perSecond,
+        rate.burst,
+        cost,
+      );
+      return { outcome: allowed === 1 ? 'allowed' : 'refused', tokens: Number(tokens) };
     } catch (error) {
-      this.#onFailOpen(error);
-      return { allowed: true, tokens: Number.NaN };
+      return { outcome: 'unknown', error };
     }
   }
 

@@ -20,7 +20,7 @@ export class MemoryRateLimiter implements RateLimiter {
     const { allowed, state } = takeTokens(this.#buckets.get(bucket)?.state, now, rate, cost);
     if (cost > 0) this.#buckets.set(bucket, { state, rate });
     if (this.#buckets.size > SWEEP_AT) this.#sweep(now);
-    return { allowed, tokens: state.tokens };
+    return { outcome: allowed ? 'allowed' : 'refused', tokens: state.tokens };
   }
 
   #sweep(now: number): void {

@@ -8,7 +8,7 @@ const MAX_TOKENS = 4;
  * gets a value from before it. Concurrent requests for one key under one token share one load (no
  * stampede when a write empties the cache under load); a failed load is not kept. A request holding an
  * older token is served under that token, so requests in flight across a write do not empty each other's
- * entries. No token (a request that was not authenticated): no caching.
+ * entries.
  */
 export class VersionedCache<V> {
   readonly #states = new Map<string, Map<string, Promise<V>>>();
@@ -19,8 +19,7 @@ export class VersionedCache<V> {
   }
 
   /** The value of `key` under `token`; `load` reads it from the store (after `token` was read). */
-  get(token: string | undefined, key: string, load: () => Promise<V>): Promise<V> {
-    if (token === undefined) return load();
+  get(token: string, key: string, load: () => Promise<V>): Promise<V> {
     const entries = this.#entriesOf(token);
     const kept = entries.get(key);
     if (kept !== undefined) return kept;

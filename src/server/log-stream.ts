@@ -1,5 +1,5 @@
 import { type DestinationStream, type LoggerOptions, pino } from 'pino';
-import type { LogLevel } from './config.js';
+import type { LogLevel } from '../config.js';
 
 /**
  * Where a key could appear in a log line: never written, whatever the level. The service logs no

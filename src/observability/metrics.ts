@@ -1,10 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats } from '../store/store.js';
 import type { ObserveCall } from '../store/timed-store.js';
-import { clusterScrape } from './cluster-metrics.js';
-import { operationOf } from './operation.js';
 
 /**
  * The service's Prometheus metrics, one registry per app (so several apps in one process, as in tests,
@@ -81,25 +77,3 @@ export class Metrics {
     });
   }
 }
-
-/** Counts and times every response, and serves `GET /metrics` (Prometheus text, public). */
-export const metricsPlugin = fp(
-  async (app: FastifyInstance, { metrics, acrossWorkers }: { metrics: Metrics; acrossWorkers: boolean }) => {
-    const scrape = acrossWorkers ? clusterScrape(metrics.registry) : () => metrics.registry.metrics();
-    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      const labels = { operation: operationOf(request), status: String(reply.statusCode) };
-      metrics.requests.inc(labels);
-      metrics.latency.observe(labels, reply.elapsedTime / 1000);
-      const schema = request.routeOptions.schema as { deprecated?: boolean } | undefined;
-      if (schema?.deprecated === true) {
-        metrics.deprecatedCalls.inc({ operation: labels.operation, key_id: String(request.apiKey?.id ?? 'none') });
-      }
-      done();
-    });
-    app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
-      reply.type(metrics.registry.contentType);
-      return scrape();
-    });
-  },
-  { name: 'metrics' },
-);

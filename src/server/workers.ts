@@ -1,12 +1,13 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
-import { UsageError } from './commands/usage-error.js';
-import type { Config } from './config.js';
-import { aggregateWorkerMetrics } from './http/cluster-metrics.js';
-import { logDestination, loggerOptions } from './logger.js';
-import { announceFirstKey, SHUTDOWN_GRACE_MS } from './server.js';
-import { openStore } from './store/open-store.js';
+import { UsageError } from '../commands/usage-error.js';
+import type { Config } from '../config.js';
+import { aggregateWorkerMetrics } from '../observability/cluster-metrics.js';
+import { openStore } from '../store/open-store.js';
+import { announceFirstKey } from './first-key.js';
+import { logDestination, loggerOptions } from './log-stream.js';
+import { SHUTDOWN_GRACE_MS } from './signals.js';
 
 /** `--workers N` (1 to 64) or `auto` (one per CPU). */
 export function parseWorkers(text: string | undefined): number {

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { RequestCache } from '../cache/store-cache.js';
 import type { Clock } from '../clock.js';
 import { hashApiKey, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
+import { ERRORS } from '../errors/catalogue.js';
 import type { ApiKeyWithHash, Store } from '../store/store.js';
-import { ApiError } from './error-codes.js';
-import { VersionedCache } from './versioned-cache.js';
 
 export interface AuthenticatedKey {
   readonly id: number;
@@ -21,29 +21,15 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     apiKey: AuthenticatedKey | null;
-    /**
-     * The store's change token read when the request was authenticated (see Store.changeToken): what a
-     * cache may answer for this request is the state as of then.
-     */
-    storeToken: string | undefined;
   }
 }
 
-const REALM = 'Bearer realm="petstore"';
 // RFC 6750 b64token after a case-insensitive scheme name.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /** How often a key's last-used time is written: once a minute, not on every request. */
 const TOUCH_INTERVAL_MS = 60_000;
-
-function unauthorized(message: string, keyWasSent: boolean): ApiError {
-  const challenge = keyWasSent ? `${REALM}, error="invalid_token"` : REALM;
-  return new ApiError('unauthorized', message, { headers: { 'www-authenticate': challenge } });
-}
-
-/** A 401 never says whether a key exists: every refusal of a sent key reads the same. */
-function invalidKey(): ApiError {
-  return unauthorized('the API key is invalid, expired or revoked', true);
-}
+/** Key lookups kept at most (known and unknown hashes); past that the cache starts over. */
+const MAX_CACHED_KEYS = 10_000;
 
 /** Whether the route asks for a key (everything but the public endpoints and unknown paths outside /v1). */
 export function needsKey(request: FastifyRequest): boolean {
@@ -53,36 +39,29 @@ export function needsKey(request: FastifyRequest): boolean {
   return true;
 }
 
-/** Key lookups kept at most (known and unknown hashes); past that the cache starts over. */
-const MAX_CACHED_KEYS = 10_000;
-
 /** Checks bearer keys against the store, keeping lookups while the store is unchanged. */
 class Authenticator {
   readonly #store: Store;
   readonly #clock: Clock;
   /** When each key's last use was last written. */
   readonly #touched = new Map<number, number>();
-  /** A revocation or any other write changes the store's token, so a revoked key is refused at once. */
-  readonly #lookups = new VersionedCache<ApiKeyWithHash | null>(MAX_CACHED_KEYS);
+  /** A revocation or any other write changes the store's state, so a revoked key is refused at once. */
+  readonly #lookups: RequestCache<ApiKeyWithHash | null>;
 
-  constructor(store: Store, clock: Clock) {
+  constructor(store: Store, clock: Clock, lookups: RequestCache<ApiKeyWithHash | null>) {
     this.#store = store;
     this.#clock = clock;
+    this.#lookups = lookups;
   }
 
   async authenticate(request: FastifyRequest): Promise<AuthenticatedKey> {
     const header = request.headers.authorization;
-    if (header === undefined || header === '') {
-      throw unauthorized('an API key is required: send "Authorization: Bearer <key>"', false);
-    }
+    if (header === undefined || header === '') throw ERRORS.keyMissing.create();
     const key = BEARER.exec(header)?.[1];
-    if (key === undefined || !isWellFormedApiKey(key)) throw invalidKey();
+    if (key === undefined || !isWellFormedApiKey(key)) throw ERRORS.keyInvalid.create();
     const hash = hashApiKey(key);
-    // Read before the lookup below, so what it finds is at least as new as the token says.
-    const token = await this.#store.changeToken();
-    request.storeToken = token;
     const record = await this.#lookups.get(
-      token,
+      request,
       hash,
       async () => (await this.#store.apiKeys.findByHash(hash)) ?? null,
     );
@@ -93,7 +72,7 @@ class Authenticator {
       record.revokedAt !== null ||
       (record.expiresAt !== null && record.expiresAt <= now)
     ) {
-      throw invalidKey();
+      throw ERRORS.keyInvalid.create();
     }
     const last = this.#touched.get(record.id) ?? record.lastUsedAt?.getTime() ?? 0;
     if (now.getTime() - last >= TOUCH_INTERVAL_MS) {
@@ -105,20 +84,18 @@ class Authenticator {
 }
 
 /** Bearer API keys on every route that is not public, then the route's scope (401 before 403 before 400). */
-export const authPlugin = fp(
+export const auth = fp(
   async (app: FastifyInstance, options: { store: Store; clock: Clock }) => {
-    const authenticator = new Authenticator(options.store, options.clock);
+    const authenticator = new Authenticator(options.store, options.clock, app.storeCache.create(MAX_CACHED_KEYS));
     app.decorateRequest('apiKey', null);
-    app.decorateRequest('storeToken', undefined);
     app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
       if (!needsKey(request)) return;
       const key = await authenticator.authenticate(request);
       request.apiKey = key;
       const scope = request.routeOptions.config.scope;
-      if (scope !== undefined && !key.scopes.includes(scope)) {
-        throw new ApiError('forbidden', `this API key lacks the "${scope}" scope this operation needs`);
-      }
+      if (scope !== undefined && !key.scopes.includes(scope)) throw ERRORS.scopeMissing.create(scope);
     });
   },
-  { name: 'auth' },
+  // After the failed-authentication limit: an address that failed too often is refused before any key check.
+  { name: 'auth', dependencies: ['store-cache', 'failed-auth-limit'] },
 );

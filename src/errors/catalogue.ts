@@ -1,0 +1,165 @@
+import { BODY_LIMIT_BYTES } from '../domain/limits.js';
+import { type ApiError, errorKind } from './api-error.js';
+import type { ErrorCode } from './error-codes.js';
+
+/** RFC 6750 challenge on every 401; `error="invalid_token"` when a key was sent. */
+const REALM = 'Bearer realm="petstore"';
+/** What a client is told to wait when the database is away: long enough for a restart or fail-over. */
+const STORE_RETRY_AFTER = { 'retry-after': '5' };
+/** A moment: another request of the same client finishing, or another instance taking over. */
+const SHORT_RETRY_AFTER = { 'retry-after': '1' };
+const retryAfter = (seconds: number) => ({ 'retry-after': String(seconds) });
+
+/**
+ * Every error the API answers: code, message template and fixed headers, in one place. Routes, hooks, the
+ * error handler and the OpenAPI examples all take their errors from here; nothing else writes a message.
+ * `where` arguments name a field or parameter as the message shows it (`body.name`, `query parameter "limit"`).
+ */
+export const ERRORS = {
+  // The request itself (400, 413, 415).
+  malformedHttp: errorKind('invalid_request', () => 'the request is not valid HTTP/1.1'),
+  headersTooLarge: errorKind('invalid_request', () => 'the request headers are too large'),
+  badUrl: errorKind('invalid_request', () => 'the URL is not valid (bad percent-encoding)'),
+  required: errorKind('invalid_request', (where: string) => `${where} is required`),
+  bodyRequired: errorKind('invalid_request', () => 'a JSON object body is required'),
+  unknownQueryParameter: errorKind('invalid_request', (name: string) => `unknown query parameter "${name}"`),
+  unknownField: errorKind('invalid_request', (where: string, field: string) => `${where} has unknown field "${field}"`),
+  idSent: errorKind('invalid_request', () => 'body.id must not be sent: the service assigns it'),
+  repeated: errorKind('invalid_request', (where: string) => `${where} must be given at most once`),
+  notOneOf: errorKind(
+    'invalid_request',
+    (where: string, allowed: readonly unknown[]) => `${where} must be one of: ${allowed.join(', ')}`,
+  ),
+  wrongType: errorKind(
+    'invalid_request',
+    (where: string, type: string) => `${where} must be ${type === 'integer' ? 'an integer' : `of type ${type}`}`,
+  ),
+  tooShort: errorKind(
+    'invalid_request',
+    (where: string, min: number) => `${where} must have at least ${min} characters`,
+  ),
+  tooLong: errorKind('invalid_request', (where: string, max: number) => `${where} must have at most ${max} characters`),
+  beyondJsonIntegers: errorKind(
+    'invalid_request',
+    (where: string, max: number) =>
+      `${where} must be <= ${max} (2^53 - 1, the largest integer JSON clients represent exactly)`,
+  ),
+  /** A schema rule in its own words (`must be <= 100`, or a pattern's stated rule). */
+  brokenRule: errorKind('invalid_request', (where: string, rule: string) => `${where} ${rule}`),
+  blankName: errorKind('invalid_request', () => 'body.name must contain a character other than white space'),
+  nameTooLong: errorKind(
+    'invalid_request',
+    (max: number, chars: number) => `body.name must have at most ${max} characters after trimming (it has ${chars})`,
+  ),
+  unknownCursor: errorKind('invalid_request', () => 'query parameter "cursor" is not a cursor this service issued'),
+  cursorForOtherFilter: errorKind(
+    'invalid_request',
+    (issuedFor: string) => `query parameter "cursor" was issued for ${issuedFor}; send it with the same status filter`,
+  ),
+  invalidIdempotencyKey: errorKind(
+    'invalid_request',
+    () => 'header "Idempotency-Key" must be one string of 1 to 255 printable ASCII characters',
+  ),
+  bodyNotUtf8: errorKind('invalid_request', () => 'the request body is not valid UTF-8'),
+  emptyBody: errorKind('invalid_request', () => 'the request body is empty; send a JSON object'),
+  prototypeKeys: errorKind(
+    'invalid_request',
+    () => 'the request body must not contain "__proto__" or "constructor.prototype" keys',
+  ),
+  invalidJson: errorKind('invalid_request', (detail: string) => `the request body is not valid JSON: ${detail}`),
+  /** Fastify's own refusal of a request, in its words, under the code of its status. */
+  refusedByFramework: (code: ErrorCode, message: string) => errorKind(code, () => message),
+  bodyTooLarge: errorKind(
+    'payload_too_large',
+    () => `the request body must not be larger than ${BODY_LIMIT_BYTES / 1024} KiB`,
+  ),
+  notJson: errorKind('unsupported_media_type', () => 'the request body must be application/json'),
+  contentEncoded: errorKind(
+    'unsupported_media_type',
+    () => 'request bodies must not be content-encoded (no Content-Encoding)',
+  ),
+  notUtf8Charset: errorKind(
+    'unsupported_media_type',
+    (charset: string) => `JSON bodies must be UTF-8, not ${charset.slice(0, 40)}`,
+  ),
+
+  // Who is asking (401, 403, 429).
+  keyMissing: errorKind('unauthorized', () => 'an API key is required: send "Authorization: Bearer <key>"', {
+    'www-authenticate': REALM,
+  }),
+  /** A 401 never says whether a key exists: every refusal of a sent key reads the same. */
+  keyInvalid: errorKind('unauthorized', () => 'the API key is invalid, expired or revoked', {
+    'www-authenticate': `${REALM}, error="invalid_token"`,
+  }),
+  scopeMissing: errorKind(
+    'forbidden',
+    (scope: string) => `this API key lacks the "${scope}" scope this operation needs`,
+  ),
+  keyOverLimit: errorKind(
+    'rate_limited',
+    (seconds: number) => `this API key is over its rate limit; retry after ${seconds} s`,
+    retryAfter,
+  ),
+  addressOverLimit: errorKind(
+    'rate_limited',
+    (seconds: number) => `too many failed authentications from this address; retry after ${seconds} s`,
+    retryAfter,
+  ),
+
+  // What it asks for (404, 405, 409, 410, 422).
+  noRoute: errorKind('not_found', (method: string, path: string) => `no route for ${method} ${path}`),
+  petNotFound: errorKind('not_found', (id: number) => `pet ${id} does not exist`),
+  orderNotFound: errorKind('not_found', (id: number) => `order ${id} does not exist`),
+  methodNotAllowed: errorKind(
+    'method_not_allowed',
+    (method: string, allow: string) => `${method} is not allowed here; allowed: ${allow}`,
+    (_method: string, allow: string) => ({ allow }),
+  ),
+  petNotAvailable: errorKind('conflict', (id: number, status: string) => `pet ${id} is ${status}, not available`),
+  orderMoveRefused: errorKind(
+    'conflict',
+    (from: string, to: string, next: readonly string[]) =>
+      `an order cannot move from ${from} to ${to}; ` +
+      (next.length === 0 ? `${from} is final` : `from ${from} it can move to: ${next.join(', ')}`),
+  ),
+  idempotencyInFlight: errorKind(
+    'conflict',
+    () => 'a request with this Idempotency-Key is still in progress; retry shortly',
+    SHORT_RETRY_AFTER,
+  ),
+  removed: errorKind(
+    'gone',
+    (operation: string, on: string, successor: string) => `${operation} was removed on ${on}; use ${successor}`,
+  ),
+  idempotencyMismatch: errorKind(
+    'idempotency_mismatch',
+    () => 'this Idempotency-Key was already used with a different request; use a new key for a new request',
+  ),
+
+  // The service (500, 503).
+  internal: errorKind('internal_error', (requestId: string) => `internal error; quote request id ${requestId}`),
+  storeUnavailable: errorKind(
+    'service_unavailable',
+    () => 'the database is unavailable; retry shortly',
+    STORE_RETRY_AFTER,
+  ),
+  storeUnreachable: errorKind('service_unavailable', () => 'the database is not reachable', STORE_RETRY_AFTER),
+  shuttingDown: errorKind('service_unavailable', () => 'the server is shutting down', SHORT_RETRY_AFTER),
+} as const;
+
+/** The example of each error response in the OpenAPI document: a real message of that code. */
+export const ERROR_EXAMPLES: Readonly<Record<ErrorCode, ApiError>> = {
+  invalid_request: ERRORS.brokenRule.create('query parameter "limit"', 'must be <= 100'),
+  unauthorized: ERRORS.keyInvalid.create(),
+  forbidden: ERRORS.scopeMissing.create('write'),
+  not_found: ERRORS.petNotFound.create(42),
+  method_not_allowed: ERRORS.methodNotAllowed.create('PUT', 'GET, HEAD, POST'),
+  conflict: ERRORS.petNotAvailable.create(42, 'pending'),
+  gone: ERRORS.removed.create('GET /v1/pets/:petId', '2030-12-05', '/v1/pets'),
+  payload_too_large: ERRORS.bodyTooLarge.create(),
+  unsupported_media_type: ERRORS.notJson.create(),
+  idempotency_mismatch: ERRORS.idempotencyMismatch.create(),
+  rate_limited: ERRORS.keyOverLimit.create(1),
+  internal_error: ERRORS.internal.create('4f1c2a9e-2b7d-4c55-9a57-0d6a3e1b8c21'),
+  service_unavailable: ERRORS.storeUnavailable.create(),
+};

@@ -1,0 +1,33 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LogController } from 'fastify';
+import { operationOf } from './operation.js';
+
+/**
+ * Fastify's request log lines, replaced: one line per request when it completes, with the operation,
+ * status, latency and the API key's id (never the key), under `requestId`. Fastify's default writes two
+ * lines per request (and one more per unknown route) and carries neither the operation nor the key.
+ */
+export class RequestLog extends LogController {
+  constructor() {
+    super({ requestIdLogLabel: 'requestId' });
+  }
+
+  override incomingRequest(): void {}
+
+  override routeNotFound(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        operation: operationOf(request),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        keyId: request.apiKey?.id,
+        ...(error ? { err: error } : {}),
+      },
+      'request',
+    );
+  }
+}

@@ -1,0 +1,38 @@
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { ERROR_CODES } from '../errors/error-codes.js';
+import type { Links } from '../http/links.js';
+
+/** The interface description version (DESIGN.md: `info.version`), apart from the package's own version. */
+const INTERFACE_VERSION = '1.0.0';
+
+/**
+ * The OpenAPI 3.1 document, generated from the routes' schemas: registered before the routes, which it
+ * collects as they are added. `/v1/openapi.json` and `/docs` serve it.
+ */
+export const openapi = fp(
+  async (app: FastifyInstance, { links }: { links: Links }) => {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: 'Pet store',
+          version: INTERFACE_VERSION,
+          description:
+            'The pet store service interface v1. Error codes: ' +
+            `${Object.keys(ERROR_CODES).join(', ')}. Within /v1 changes are additive only; clients must ignore unknown fields.`,
+        },
+        servers: [{ url: links.to('/v1') }],
+        components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+        security: [{ bearerAuth: [] }],
+        tags: [
+          { name: 'pets', description: 'The animals of the store.' },
+          { name: 'store', description: "Orders: an extension of the interface's store area (`GET /store/orders`)." },
+        ],
+      },
+      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    });
+  },
+  { name: 'openapi', dependencies: ['validation'] },
+);

@@ -1,0 +1,69 @@
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { BODY_LIMIT_BYTES } from '../domain/limits.js';
+import { frameworkErrors } from '../errors/error-handler.js';
+import { requestIdOf } from '../observability/request-id.js';
+import { RequestLog } from '../observability/request-log.js';
+import { clientErrorHandler } from './client-error.js';
+
+/** Limits against slow or greedy clients (slowloris, header floods, connection floods). */
+export interface ServerLimits {
+  /** The whole header block must arrive within this. */
+  readonly headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this. */
+  readonly requestTimeoutMs: number;
+  /** How often Node checks the two time-outs above. */
+  readonly timeoutCheckIntervalMs: number;
+  readonly maxHeaderBytes: number;
+  readonly maxConnections: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  timeoutCheckIntervalMs: 1000,
+  maxHeaderBytes: 16 * 1024,
+  maxConnections: 10_000,
+};
+
+export interface Transport {
+  readonly limits: ServerLimits;
+  /** PEM certificate and key: HTTPS, HTTP/2 with HTTP/1.1 fallback. Plain HTTP/1.1 when absent. */
+  readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+  readonly logger: FastifyServerOptions['logger'];
+}
+
+/** Fastify's options for the service: the server it creates, its limits, and its request log and ids. */
+export function fastifyOptions({ limits, tls, logger }: Transport): FastifyServerOptions {
+  const server =
+    tls === undefined
+      ? {
+          http: {
+            // A request without Host is answered by the app (with the Error body), not by Node's bare 400.
+            requireHostHeader: false,
+            connectionsCheckingInterval: limits.timeoutCheckIntervalMs,
+            maxHeaderSize: limits.maxHeaderBytes,
+          },
+        }
+      : { http2: true, https: { allowHTTP1: true, maxHeaderSize: limits.maxHeaderBytes, ...tls } };
+  return {
+    logger: logger ?? false,
+    logController: new RequestLog(),
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // The graceful-close plugin's 503 carries the Error body; Fastify's built-in one would not.
+    return503OnClosing: false,
+    requestTimeout: limits.requestTimeoutMs,
+    clientErrorHandler,
+    frameworkErrors,
+    // Longer than any URL the header limit lets through: an over-long id is then refused by its schema.
+    routerOptions: { maxParamLength: limits.maxHeaderBytes },
+    ...server,
+  } as FastifyServerOptions;
+}
+
+/** What Fastify's options do not set on the server it created. */
+export function limitConnections(app: FastifyInstance, limits: ServerLimits): void {
+  app.server.maxConnections = limits.maxConnections;
+  app.server.headersTimeout = limits.headersTimeoutMs;
+}

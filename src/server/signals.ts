@@ -1,0 +1,42 @@
+import cluster from 'node:cluster';
+import type { RunningServer } from './start-server.js';
+
+/** How long a graceful stop may take before the process gives up on in-flight requests. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * Serves until SIGTERM/SIGINT, then stops gracefully: no new connections, in-flight requests finish,
+ * the store closes, exit 0. The handlers are installed before the server starts, so a signal that
+ * arrives during start-up still ends in a graceful stop rather than the default abrupt exit.
+ *
+ * Not close-with-grace: it exits at once on a second signal, and a Ctrl-C at a terminal signals the whole
+ * process group, so `serve --workers N`'s workers would get SIGINT and then their primary's SIGTERM and
+ * die mid-drain; it also calls process.exit itself, before a worker's IPC channel is let go.
+ */
+export async function serveUntilSignalled(starting: Promise<RunningServer>): Promise<void> {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    const timer = setTimeout(() => {
+      process.stderr.write('petstore: graceful stop timed out; exiting\n');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    timer.unref();
+    starting
+      .then(async (server) => {
+        server.app.log.info({ signal }, 'stopping');
+        await server.stop();
+        process.exitCode = 0;
+        // A cluster worker's IPC channel would keep it alive; with the server closed, let it go.
+        cluster.worker?.disconnect();
+      })
+      .catch(() => {
+        // A failed start is reported by the caller; a failed stop leaves a non-zero status.
+        process.exitCode = 1;
+      });
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  await starting;
+}

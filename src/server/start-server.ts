@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../app.js';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config.js';
+import { joinWorkerMetrics } from '../observability/cluster-metrics.js';
+import { openRateLimiter } from '../rate-limit/open-rate-limiter.js';
+import type { RateLimitOptions } from '../rate-limit/rate-limit-plugins.js';
+import { openStore } from '../store/open-store.js';
+import { announceFirstKey } from './first-key.js';
+import { logDestination, loggerOptions } from './log-stream.js';
+
+/** Expired idempotency records (older than 24 h) are removed this often. */
+const PURGE_INTERVAL_MS = 10 * 60 * 1000;
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** A cluster worker leaves the first key and the ready line to the primary process. */
+  readonly worker?: boolean;
+  readonly out?: NodeJS.WritableStream;
+  /** Human-readable log lines (a terminal is watching) instead of JSON. */
+  readonly prettyLogs?: boolean;
+}
+
+/** Opens the store, listens, then issues the first key if there is none. */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  if (options.worker === true) joinWorkerMetrics();
+  const store = await openStore(config.database);
+  const pretty = options.prettyLogs ?? false;
+  const destination = logDestination(pretty, options.worker === true);
+  let app: FastifyInstance;
+  let rateLimit: RateLimitOptions | undefined;
+  try {
+    rateLimit = await openRateLimiter(config);
+    app = await buildApp({
+      store,
+      publicUrl: config.publicUrl,
+      logger: {
+        ...loggerOptions(config.logLevel, pretty),
+        ...(destination === undefined ? {} : { stream: destination }),
+      },
+      tls:
+        config.tls === undefined
+          ? undefined
+          : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
+      rateLimit,
+      metricsAcrossWorkers: options.worker === true,
+    });
+  } catch (error) {
+    await rateLimit?.limiter.close();
+    await store.close();
+    throw error;
+  }
+  app.addHook('onClose', async () => {
+    await rateLimit?.limiter.close();
+    await store.close();
+  });
+
+  const purge = setInterval(() => {
+    store.purgeExpiredIdempotencyKeys(systemClock()).catch((error: unknown) => {
+      app.log.warn({ err: error }, 'purging expired idempotency keys failed; will retry');
+    });
+  }, PURGE_INTERVAL_MS);
+  purge.unref();
+  app.addHook('onClose', async () => clearInterval(purge));
+
+  let url: string;
+  try {
+    url = await app.listen({ host: config.host, port: config.port });
+    if (options.worker !== true) {
+      // After listening, so a server that cannot start never consumes the one-time first key.
+      await announceFirstKey(store, options.out ?? process.stdout);
+      app.log.info({ url }, 'ready');
+    }
+  } catch (error) {
+    // A start that fails half-way closes what it opened (the store closes with the app).
+    await app.close();
+    throw error;
+  }
+  return { app, url, stop: () => app.close() };
+}
