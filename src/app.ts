@@ -40,12 +40,15 @@ export interface AppOptions {
   readonly metricsAcrossWorkers?: boolean;
   /** PEM certificate and key: the app then speaks HTTPS, HTTP/2 with HTTP/1.1 fallback, and sends HSTS. */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+  /** Proxies whose X-Forwarded-For names the client (TRUST_PROXY); none when absent. */
+  readonly trustProxy?: readonly string[];
 }
 
 /**
  * The composition root: builds the service on a store from named plugins, each registered after the ones
  * it declares as dependencies (Fastify refuses any other order). Hooks run in registration order, so the
- * order is also the order of checks: request id, shutdown, failed-auth limit, key, scope, key limit, route.
+ * order is also the order of checks: request id, shutdown, key (the failed-auth limit judges failures), scope,
+ * key limit, route.
  * No I/O beyond the store; the caller decides whether to listen.
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -56,7 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const links = new Links(options.publicUrl);
   // Fastify types an HTTP/2 server differently; the routes use nothing that differs, so one type serves both.
   const app = Fastify(
-    fastifyOptions({ limits, tls: options.tls, logger: options.logger }),
+    fastifyOptions({ limits, tls: options.tls, logger: options.logger, trustProxy: options.trustProxy ?? [] }),
   ).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
   limitConnections(app, limits);
 

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 
@@ -30,8 +31,12 @@ export interface Config {
   /** Origin (and optional path prefix) in front of `/v1` in absolute links; relative links when absent. */
   readonly publicUrl: string | undefined;
   readonly logLevel: LogLevel;
-  /** Per API key; undefined when RATE_LIMIT_RPS=0 turns limiting off. */
+  /** Per API key; undefined when RATE_LIMIT_RPS=0 turns it off. */
   readonly rateLimit: { readonly perSecond: number; readonly burst: number } | undefined;
+  /** Failed authentications per client address; a setting of its own, so RATE_LIMIT_RPS=0 keeps it on. */
+  readonly authFailureLimit: boolean;
+  /** Proxies (addresses, CIDRs) whose X-Forwarded-For names the client; none when empty. */
+  readonly trustProxy: readonly string[];
   /** Redis for state shared by instances (rate limits); per process when absent. */
   readonly redisUrl: string | undefined;
   /** PEM files for HTTPS (HTTP/2 with HTTP/1.1 fallback); plain HTTP when absent. */
@@ -155,7 +160,7 @@ function parseRateLimit(rps: string | undefined, burst: string | undefined) {
   const perSecond = rps === undefined ? 100 : Number(rps);
   if (!/^\d+(\.\d+)?$/.test(rps ?? '100') || !Number.isFinite(perSecond)) {
     throw new ConfigError(
-      `RATE_LIMIT_RPS must be a number of requests per second (0 turns limiting off), got "${rps}"`,
+      `RATE_LIMIT_RPS must be a number of requests per second (0 turns the per-key limit off), got "${rps}"`,
     );
   }
   if (perSecond === 0) return undefined;
@@ -168,6 +173,33 @@ function parseRedisUrl(text: string | undefined): string | undefined {
   return text;
 }
 
+function parseSwitch(name: string, text: string | undefined, fallback: boolean): boolean {
+  if (text === undefined) return fallback;
+  if (text === 'on' || text === 'off') return text === 'on';
+  throw new ConfigError(`${name} must be "on" or "off", got "${text}"`);
+}
+
+/** Names Fastify (proxy-addr) gives to address ranges, e.g. `loopback` for a proxy on the same machine. */
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** Checked here, so a typo stops the start naming the entry instead of failing inside Fastify. */
+function parseTrustProxy(text: string | undefined): readonly string[] {
+  if (text === undefined) return [];
+  return text.split(',').map((entry) => {
+    const trimmed = entry.trim();
+    const [address = '', prefix, extra] = trimmed.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (!PROXY_RANGES.includes(trimmed) && (family === 0 || !validPrefix || extra !== undefined)) {
+      throw new ConfigError(
+        `TRUST_PROXY must be a comma-separated list of proxy addresses or CIDRs (e.g. 10.0.0.5,10.1.0.0/16), or ${PROXY_RANGES.join(', ')}; got "${trimmed}"`,
+      );
+    }
+    return trimmed;
+  });
+}
+
 /** Reads and validates the environment. The only place in the service that looks at process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
@@ -178,6 +210,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL)),
     tls: parseTls(nonEmpty(env.TLS_CERT), nonEmpty(env.TLS_KEY)),
     rateLimit: parseRateLimit(nonEmpty(env.RATE_LIMIT_RPS), nonEmpty(env.RATE_LIMIT_BURST)),
+    authFailureLimit: parseSwitch('AUTH_FAILURE_LIMIT', nonEmpty(env.AUTH_FAILURE_LIMIT), true),
+    trustProxy: parseTrustProxy(nonEmpty(env.TRUST_PROXY)),
     redisUrl: parseRedisUrl(nonEmpty(env.REDIS_URL)),
   };
 }

@@ -50,3 +50,22 @@ test('the rest of the environment: defaults, and one clear error per bad value',
     assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
   }
 });
+
+test('TRUST_PROXY: proxy addresses and CIDRs (or none); anything else stops the start naming it', () => {
+  assert.deepEqual(loadConfig({}).trustProxy, []);
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,::1,fd00::/8,loopback' }).trustProxy, [
+    '10.0.0.5',
+    '10.1.0.0/16',
+    '::1',
+    'fd00::/8',
+    'loopback',
+  ]);
+  // `true` and hop counts are refused: trusting any sender lets every client choose its own address.
+  for (const bad of ['true', '1', '10.0.0.300', '10.0.0.0/33', '::1/129', '10.0.0.0/8/1', '10.0.0.1,', 'proxy.lan']) {
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: bad }),
+      (error: Error) => error instanceof ConfigError && error.message.startsWith('TRUST_PROXY must'),
+      bad,
+    );
+  }
+});

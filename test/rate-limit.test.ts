@@ -8,8 +8,9 @@ import { MemoryRateLimiter } from '../src/rate-limit/memory-rate-limiter.js';
 import type { RateLimiter } from '../src/rate-limit/rate-limiter.js';
 import { RedisRateLimiter } from '../src/rate-limit/redis-rate-limiter.js';
 import { issueApiKey } from '../src/services/api-keys.js';
-import { expectError, type Harness, startHarness } from './helpers/harness.js';
+import { expectError, type Harness, request, startHarness } from './helpers/harness.js';
 import { sparePort } from './helpers/pg-cluster.js';
+import { cliEnv, freshDatabaseUrl, KEY_PATTERN, startServe } from './helpers/process.js';
 import { BACKENDS } from './helpers/stores.js';
 
 const REDIS_URL = process.env.PETSTORE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -53,14 +54,48 @@ describe('rate limits', () => {
     assert.equal((await h.call('GET', '/healthz', { key: null })).status, 200, 'public endpoints are not limited');
   });
 
-  test('failed authentication is limited per client address', async (t) => {
+  test('failed authentication is limited per client address; a valid key from it is never refused', async (t) => {
     const h = await startHarness(t, backend, { rateLimit: () => ({ limiter: new MemoryRateLimiter(), perKey: slow }) });
     const bad = 'psk_000000000000000000000000000000000000';
-    const results = await statuses(h, 21, bad);
-    assert.deepEqual(results.slice(0, 20), Array(20).fill(401));
-    expectError(await h.call('GET', '/v1/pets', { key: bad }), 429, 'rate_limited');
-    const withValidKey = await h.call('GET', '/v1/pets');
-    assert.match(expectError(withValidKey, 429, 'rate_limited'), /failed authentications from this address/);
+    // Without TRUST_PROXY a client cannot pick its address: each of these is the same 127.0.0.1.
+    const results: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const headers = { 'x-forwarded-for': `203.0.113.${i}` };
+      results.push((await h.call('GET', '/v1/pets', { key: i % 2 ? bad : null, headers })).status);
+    }
+    assert.deepEqual(results, Array(20).fill(401));
+    const refused = await h.call('GET', '/v1/pets', { key: bad });
+    assert.match(expectError(refused, 429, 'rate_limited'), /failed authentications from this address/);
+    assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+    expectError(await h.call('GET', '/v1/pets', { key: null }), 429, 'rate_limited');
+    for (const key of [h.keys.all, h.keys.read]) {
+      assert.equal((await h.call('GET', '/v1/pets', { key })).status, 200, 'a valid key from that address passes');
+    }
+    expectError(await h.call('POST', '/v1/pets', { key: h.keys.read, body: {} }), 403, 'forbidden');
+  });
+
+  test('RATE_LIMIT_RPS=0 keeps the failed-authentication limit; TRUST_PROXY gives each client behind a proxy its own', async (t) => {
+    const env = cliEnv(await freshDatabaseUrl(t, backend), { RATE_LIMIT_RPS: '0', TRUST_PROXY: '127.0.0.1' });
+    const server = await startServe(t, env);
+    const key = server.stdout().match(KEY_PATTERN)?.[0];
+    assert.ok(key, 'the first key is printed');
+    const from = (address: string, sent: string | null) =>
+      request(server.url, 'GET', '/v1/pets', { key: sent, headers: { 'x-forwarded-for': address } });
+    for (let i = 0; i < 20; i++) assert.equal((await from('203.0.113.7', null)).status, 401);
+    expectError(await from('203.0.113.7', null), 429, 'rate_limited');
+    assert.equal((await from('203.0.113.8', null)).status, 401, 'another client behind the proxy has its own bucket');
+    const valid = await from('203.0.113.7', key);
+    assert.equal(valid.status, 200, 'a valid key is never refused by the failed-authentication limit');
+    assert.equal(valid.headers.get('ratelimit'), null, 'no per-key limit with RATE_LIMIT_RPS=0');
+    // The request log names the client, not the proxy (the log is written asynchronously).
+    const logged = () =>
+      server
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('"msg":"request"'))
+        .map((line) => JSON.parse(line).ip);
+    for (let i = 0; i < 50 && logged().length < 23; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(new Set(logged()), new Set(['203.0.113.7', '203.0.113.8']));
   });
 
   test('with Redis, two instances share one limit', async (t) => {
@@ -119,6 +154,10 @@ describe('rate limits', () => {
   test('configuration: on by default, 0 turns it off, bad values are refused', () => {
     assert.deepEqual(loadConfig({}).rateLimit, { perSecond: 100, burst: 200 });
     assert.equal(loadConfig({ RATE_LIMIT_RPS: '0' }).rateLimit, undefined);
+    assert.equal(loadConfig({ RATE_LIMIT_RPS: '0' }).authFailureLimit, true, 'failed authentication stays limited');
+    assert.equal(loadConfig({ AUTH_FAILURE_LIMIT: 'off' }).authFailureLimit, false);
+    assert.equal(loadConfig({ AUTH_FAILURE_LIMIT: 'on' }).authFailureLimit, true);
+    assert.throws(() => loadConfig({ AUTH_FAILURE_LIMIT: 'no' }), /AUTH_FAILURE_LIMIT must be "on" or "off"/);
     assert.deepEqual(loadConfig({ RATE_LIMIT_RPS: '2.5', RATE_LIMIT_BURST: '7' }).rateLimit, {
       perSecond: 2.5,
       burst: 7,

@@ -25,6 +25,8 @@ export class RequestLog extends LogController {
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         keyId: request.apiKey?.id,
+        // The client's address: behind a proxy listed in TRUST_PROXY, the one it forwarded.
+        ip: request.ip,
         ...(error ? { err: error } : {}),
       },
       'request',

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { RequestCache } from '../cache/store-cache.js';
 import type { Clock } from '../clock.js';
 import { hashApiKey, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
+import { ApiError } from '../errors/api-error.js';
 import { ERRORS } from '../errors/catalogue.js';
 import type { ApiKeyWithHash, Store } from '../store/store.js';
 
@@ -54,11 +55,12 @@ class Authenticator {
     this.#lookups = lookups;
   }
 
-  async authenticate(request: FastifyRequest): Promise<AuthenticatedKey> {
+  /** The request's key, or the 401 to answer (returned, so the caller can count it as a failed attempt). */
+  async authenticate(request: FastifyRequest): Promise<AuthenticatedKey | ApiError> {
     const header = request.headers.authorization;
-    if (header === undefined || header === '') throw ERRORS.keyMissing.create();
+    if (header === undefined || header === '') return ERRORS.keyMissing.create();
     const key = BEARER.exec(header)?.[1];
-    if (key === undefined || !isWellFormedApiKey(key)) throw ERRORS.keyInvalid.create();
+    if (key === undefined || !isWellFormedApiKey(key)) return ERRORS.keyInvalid.create();
     const hash = hashApiKey(key);
     const record = await this.#lookups.get(
       request,
@@ -72,7 +74,7 @@ class Authenticator {
       record.revokedAt !== null ||
       (record.expiresAt !== null && record.expiresAt <= now)
     ) {
-      throw ERRORS.keyInvalid.create();
+      return ERRORS.keyInvalid.create();
     }
     const last = this.#touched.get(record.id) ?? record.lastUsedAt?.getTime() ?? 0;
     if (now.getTime() - last >= TOUCH_INTERVAL_MS) {
@@ -91,11 +93,13 @@ export const auth = fp(
     app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
       if (!needsKey(request)) return;
       const key = await authenticator.authenticate(request);
+      // A failure is answered by the failed-auth limit: 401, or 429 once this address failed too often.
+      if (key instanceof ApiError) throw await app.failedAuthentication(request, key);
       request.apiKey = key;
       const scope = request.routeOptions.config.scope;
       if (scope !== undefined && !key.scopes.includes(scope)) throw ERRORS.scopeMissing.create(scope);
     });
   },
-  // After the failed-authentication limit: an address that failed too often is refused before any key check.
+  // The failed-authentication limit answers the requests whose key is missing or invalid.
   { name: 'auth', dependencies: ['store-cache', 'failed-auth-limit'] },
 );

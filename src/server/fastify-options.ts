@@ -30,10 +30,12 @@ export interface Transport {
   /** PEM certificate and key: HTTPS, HTTP/2 with HTTP/1.1 fallback. Plain HTTP/1.1 when absent. */
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
   readonly logger: FastifyServerOptions['logger'];
+  /** Proxies whose X-Forwarded-For is believed, so request.ip is the client behind them. */
+  readonly trustProxy: readonly string[];
 }
 
 /** Fastify's options for the service: the server it creates, its limits, and its request log and ids. */
-export function fastifyOptions({ limits, tls, logger }: Transport): FastifyServerOptions {
+export function fastifyOptions({ limits, tls, logger, trustProxy }: Transport): FastifyServerOptions {
   const server =
     tls === undefined
       ? {
@@ -58,6 +60,8 @@ export function fastifyOptions({ limits, tls, logger }: Transport): FastifyServe
     frameworkErrors,
     // Longer than any URL the header limit lets through: an over-long id is then refused by its schema.
     routerOptions: { maxParamLength: limits.maxHeaderBytes },
+    // Only the listed proxies: trusting every hop would let any client choose its address.
+    trustProxy: trustProxy.length === 0 ? false : [...trustProxy],
     ...server,
   } as FastifyServerOptions;
 }

@@ -49,6 +49,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           ? undefined
           : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
       rateLimit,
+      trustProxy: config.trustProxy,
       metricsAcrossWorkers: options.worker === true,
     });
   } catch (error) {
