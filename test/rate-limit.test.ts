@@ -24,6 +24,30 @@ function redisLimiter(t: TestContext, prefix: string, url = REDIS_URL): RateLimi
   return limiter;
 }
 
+/** A redis-server of the test's own (it is killed, paused, restarted), killed after the test. */
+async function privateRedis(t: TestContext) {
+  const port = await sparePort();
+  const spawnRedis = (): ChildProcess =>
+    spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+  const redis = {
+    url: `redis://127.0.0.1:${port}`,
+    process: spawnRedis(),
+    start() {
+      redis.process = spawnRedis();
+    },
+    async kill() {
+      const exited = new Promise((resolve) => redis.process.once('exit', resolve));
+      redis.process.kill('SIGKILL');
+      await exited;
+    },
+  };
+  // SIGKILL ends a stopped process too.
+  t.after(() => redis.process.kill('SIGKILL'));
+  return redis;
+}
+
 async function statuses(h: Harness, count: number, key?: string): Promise<number[]> {
   const results: number[] = [];
   for (let i = 0; i < count; i++) {
@@ -118,16 +142,10 @@ describe('rate limits', () => {
   });
 
   test('if Redis goes away the service keeps serving (fails open), and limits return with it', async (t) => {
-    const port = await sparePort();
-    const start = (): ChildProcess =>
-      spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-        stdio: 'ignore',
-      });
-    let redis = start();
-    t.after(() => redis.kill('SIGKILL'));
+    const redis = await privateRedis(t);
     const rate: Rate = { perSecond: 0.1, burst: 3 };
     const h = await startHarness(t, backend, {
-      rateLimit: () => ({ limiter: redisLimiter(t, 'outage:', `redis://127.0.0.1:${port}`), perKey: rate }),
+      rateLimit: () => ({ limiter: redisLimiter(t, 'outage:', redis.url), perKey: rate }),
     });
     const ready = async () => {
       for (let i = 0; i < 50; i++) {
@@ -139,16 +157,59 @@ describe('rate limits', () => {
     };
     await ready();
 
-    redis.kill('SIGKILL');
-    await new Promise((resolve) => redis.once('exit', resolve));
+    await redis.kill();
     assert.deepEqual(await statuses(h, 10), Array(10).fill(200), 'requests pass while Redis is down');
     const metrics = (await h.call('GET', '/metrics')).text;
     const failedOpen = Number(/^petstore_rate_limit_fail_open_total (\d+)/m.exec(metrics)?.[1] ?? 0);
     assert.ok(failedOpen >= 10, `fail-open was reported (${failedOpen})`);
 
-    redis = start();
+    redis.start();
     await ready();
     assert.equal((await h.call('GET', '/v1/pets')).status, 429, 'the limit applies again once Redis is back');
+  });
+
+  test('a hung Redis (SIGSTOP) costs a request a few ms, and when it resumes its backlog is charged to no one', async (t) => {
+    const redis = await privateRedis(t);
+    const rate: Rate = { perSecond: 0.001, burst: 3 };
+    const h = await startHarness(t, backend, {
+      rateLimit: () => ({ limiter: redisLimiter(t, 'hung:', redis.url), perKey: rate }),
+    });
+    /** The first answer the limiter could judge (it says so in RateLimit); those before it took nothing. */
+    const judged = async () => {
+      for (let i = 0; i < 100; i++) {
+        const result = await h.call('GET', '/v1/pets');
+        if (result.headers.get('ratelimit') !== null) return result;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error('the limiter never answered');
+    };
+    assert.match((await judged()).headers.get('ratelimit') ?? '', /^"default";r=2;/);
+
+    redis.process.kill('SIGSTOP');
+    const timed = async (key?: string | null) => {
+      const started = performance.now();
+      const { status } = await h.call('GET', '/v1/pets', key === undefined ? {} : { key });
+      return { status, ms: performance.now() - started };
+    };
+    const first = await timed();
+    const rest: Array<{ status: number; ms: number }> = [];
+    for (let i = 0; i < 20; i++) rest.push(await timed(i % 4 === 3 ? null : undefined));
+    const ms = rest.map((r) => r.ms).sort((a, b) => a - b);
+    t.diagnostic(
+      `while Redis is stopped: first request ${first.ms.toFixed(1)} ms; the next 20 (5 of them 401) median ` +
+        `${ms[10]?.toFixed(1)} ms, max ${ms[19]?.toFixed(1)} ms`,
+    );
+    assert.equal(first.status, 200, 'fails open');
+    assert.ok(first.ms < 500, `one time-out at most for the request that finds Redis hung (${first.ms} ms)`);
+    assert.deepEqual(
+      rest.map((r) => r.status),
+      Array.from({ length: 20 }, (_, i) => (i % 4 === 3 ? 401 : 200)),
+    );
+    assert.ok((ms[19] ?? 0) < 100, `no time-out on later requests (max ${ms[19]} ms)`);
+
+    redis.process.kill('SIGCONT');
+    // 3 - the one before the pause - this one: the commands Redis ran late took nothing.
+    assert.match((await judged()).headers.get('ratelimit') ?? '', /^"default";r=1;/);
   });
 
   test('configuration: on by default, 0 turns it off, bad values are refused', () => {
