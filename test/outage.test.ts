@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { test } from 'node:test';
 import pg from 'pg';
 import { expectError, request } from './helpers/harness.js';
@@ -114,6 +115,52 @@ test('a frozen database (no answer at all): time-outs bound every request to a 5
   assert.deepEqual(await server.stop(), { code: 0, signal: null }, 'a frozen database does not spoil a graceful stop');
   assert.ok(Date.now() - stopping < 8000, `stopped in ${Date.now() - stopping} ms`);
   cluster.thaw();
+});
+
+test('a database that stops answering inside a transaction: 503 within one query time-out, not two', {
+  skip: unavailable,
+}, async (t) => {
+  const cluster = await createPgCluster();
+  t.after(() => cluster.destroy());
+  const env = cliEnv(cluster.url, { DATABASE_CONNECT_TIMEOUT_MS: '1000', DATABASE_QUERY_TIMEOUT_MS: '2000' });
+  const key = (await runCli(['keys', 'create', '--name', 'midway'], env)).stdout.trim();
+  const server = await startServe(t, env);
+  assert.equal((await request(server.url, 'GET', '/v1/pets', { key })).status, 200);
+
+  // The headers go first, and authentication reads the database while it still answers; then the database
+  // freezes and the body follows: the create with Idempotency-Key is a transaction whose BEGIN gets no answer.
+  const body = JSON.stringify({ name: 'midway', categoryId: 1 });
+  const headers = {
+    authorization: `Bearer ${key}`,
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    'idempotency-key': 'midway',
+  };
+  const post = http.request(new URL('/v1/pets', server.url), { method: 'POST', headers });
+  const answered = new Promise<{ status: number; text: string; at: number }>((resolve, reject) => {
+    post.on('response', (response) => {
+      const at = Date.now();
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text, at }));
+    });
+    post.on('error', reject);
+  });
+  post.flushHeaders();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  cluster.freeze();
+  const sentAt = Date.now();
+  post.end(body);
+  const { status, text, at } = await answered;
+  t.diagnostic(`503 after ${at - sentAt} ms (query time-out 2000 ms)`);
+  assert.equal(status, 503, text);
+  assert.equal(JSON.parse(text).code, 'service_unavailable');
+  assert.ok(at - sentAt < 3000, `answered in ${at - sentAt} ms: one query time-out, not a second for the ROLLBACK`);
+
+  cluster.thaw();
+  assert.deepEqual(await server.stop(), { code: 0, signal: null });
 });
 
 test('a connection killed in the middle of a transaction: that request gets 503, the process stays up', {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { StoreUnavailableError } from '../store.js';
 import { translatePgError } from './postgres-errors.js';
 
 /** The pool, with every failure translated: database outages become StoreUnavailableError. */
@@ -27,7 +28,12 @@ export class Database {
     }
   }
 
-  /** Runs `work` in one transaction on one connection. */
+  /**
+   * Runs `work` in one transaction on one connection. When it fails for an outage (a time-out, a dropped
+   * connection) the connection is closed instead of rolled back: the server rolls back a transaction whose
+   * connection ends, and a ROLLBACK on a connection that did not answer would wait for a second time-out
+   * before the request could answer 503.
+   */
   async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, keyName?: string): Promise<T> {
     let client: pg.PoolClient;
     try {
@@ -48,10 +54,15 @@ export class Database {
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken ??= rollbackError;
-      });
-      throw translatePgError(error, keyName === undefined ? {} : { keyName });
+      const translated = translatePgError(error, keyName === undefined ? {} : { keyName });
+      if (translated instanceof StoreUnavailableError) {
+        broken ??= translated;
+      } else {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken ??= rollbackError;
+        });
+      }
+      throw translated;
     } finally {
       client.off('error', onError);
       client.release(broken);
