@@ -1,12 +1,30 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import pg from 'pg';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { eachBackend, expectError, type Harness, startHarness } from './helpers/harness.js';
+import { POSTGRES_URL } from './helpers/stores.js';
 
 const withKey = (key: string) => ({ 'idempotency-key': key });
 
 async function count(h: Harness, path: string): Promise<number> {
   return (await h.call('GET', `${path}?limit=100`)).json.length;
+}
+
+/** Pairs of keys whose `hashtext('owner:key')`, PostgreSQL's 32-bit text hash, is the same. */
+async function collidingKeys(owner: number, pairs: number): Promise<string[][]> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ keys: string[] }>(
+      `SELECT array_agg(k ORDER BY k) AS keys FROM (SELECT 'c' || n AS k FROM generate_series(1, 600000) AS n) AS c
+       GROUP BY hashtext($1 || ':' || k) HAVING count(*) = 2 LIMIT $2`,
+      [String(owner), pairs],
+    );
+    return rows.map((row) => row.keys);
+  } finally {
+    await client.end();
+  }
 }
 
 eachBackend((backend) => {
@@ -100,6 +118,29 @@ eachBackend((backend) => {
       }
       assert.equal(await count(h, '/v1/pets'), 1);
     });
+
+    if (backend.name === 'postgres') {
+      test('different keys in flight together never collide, not even where a 32-bit hash of them does', async (t) => {
+        const h = await startHarness(t, backend);
+        const owner = (await h.store.apiKeys.list()).find((key) => key.name === 'all')?.id as number;
+        const pairs = await collidingKeys(owner, 20);
+        assert.equal(pairs.length, 20);
+        const refused: string[] = [];
+        for (const pair of pairs) {
+          const results = await Promise.all(
+            pair.map((key) =>
+              h.call('POST', '/v1/pets', { body: { name: key, categoryId: 1 }, headers: withKey(key) }),
+            ),
+          );
+          for (const [i, result] of results.entries()) {
+            if (result.status !== 201) refused.push(`${pair[i]} (with ${pair[1 - i]}): ${result.status}`);
+            assert.equal(result.headers.get('idempotent-replayed'), null);
+          }
+        }
+        assert.deepEqual(refused, [], `${refused.length} of ${pairs.length * 2} requests refused`);
+        assert.equal(await count(h, '/v1/pets'), 40);
+      });
+    }
 
     test('after 24 hours a key may be used again, and expired records are purged', async (t) => {
       let now = new Date('2027-03-01T00:00:00Z');

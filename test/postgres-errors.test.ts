@@ -4,7 +4,7 @@ import { isUnavailable } from '../src/store/postgres/postgres-errors.js';
 
 const sqlError = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
-test('outages are recognised: network errors, connection classes, shutdown, time-outs, read-only fail-over', () => {
+test('outages are recognised: network errors, connection classes, shutdown, time-outs, read-only fail-over, lock waits', () => {
   for (const error of [
     sqlError('ECONNREFUSED'),
     sqlError('ENETUNREACH'),
@@ -15,6 +15,8 @@ test('outages are recognised: network errors, connection classes, shutdown, time
     sqlError('57P03'),
     sqlError('57014'),
     sqlError('25006'),
+    sqlError('55P03'),
+    sqlError('25P03'),
     new Error('timeout exceeded when trying to connect'),
     new Error('Connection terminated unexpectedly'),
     new Error('Connection terminated due to connection timeout'),

@@ -68,7 +68,8 @@ export function createdResponse(location: string, body: object): StoredResponse 
 /**
  * Safe retries of POSTs: the effect runs once per (API key, Idempotency-Key); its response is stored
  * with it, in the same transaction (see Store `…Once` methods), and replayed to retries. A duplicate
- * still in flight gets 409 (this process tracks its own; PostgreSQL also sees other instances').
+ * still in flight in this process gets 409; one in another process waits in the store for the first to
+ * commit and gets its replay.
  */
 export class Idempotency {
   readonly #clock: Clock;
@@ -111,8 +112,6 @@ export class Idempotency {
       switch (result.outcome) {
         case 'done':
           return result.result;
-        case 'in_flight':
-          throw ERRORS.idempotencyInFlight.create();
         case 'mismatch':
           throw ERRORS.idempotencyMismatch.create();
         case 'replay':

@@ -5,7 +5,8 @@ import type { Once, OnceResult } from './store.js';
 /**
  * Idempotency records, the same on both backends: an effect runs at most once per (API key, idempotency
  * key), inside the caller's transaction, so the effect and the response kept for retries commit together
- * or not at all. Each backend reads the key's row, follows decideOnce, and inserts keptRow's values.
+ * or not at all. Each backend reads (PostgreSQL: claims) the key's row, follows decideOnce, and stores
+ * keptRow's values.
  */
 export function onceQueries(param: Param) {
   const byKey = `owner = ${param(1)} AND key = ${param(2)}`;

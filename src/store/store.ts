@@ -133,8 +133,7 @@ export interface Once<T> {
 export type OnceResult<T> =
   | { readonly outcome: 'done'; readonly result: T }
   | { readonly outcome: 'replay'; readonly response: StoredResponse }
-  | { readonly outcome: 'mismatch' }
-  | { readonly outcome: 'in_flight' };
+  | { readonly outcome: 'mismatch' };
 
 export interface ApiKeyRecord {
   readonly id: number;

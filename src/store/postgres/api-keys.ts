@@ -36,14 +36,17 @@ export class PostgresApiKeyStore implements ApiKeyStore {
 
   async createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
     // The lock makes "no key exists yet" and the insert one step across instances.
-    return this.#db.transaction(async (client) => {
-      await client.query(`SELECT pg_advisory_xact_lock(${lockKey('first-key')})`);
-      const { rows } = await client.query<Row>(
-        `${INSERT_KEY} WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING ${KEY_COLUMNS}`,
-        keyValues(key),
-      );
-      return recordOrNone(rows[0]);
-    }, key.name);
+    return this.#db.transaction(
+      async (client) => {
+        await client.query(`SELECT pg_advisory_xact_lock(${lockKey('first-key')})`);
+        const { rows } = await client.query<Row>(
+          `${INSERT_KEY} WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING ${KEY_COLUMNS}`,
+          keyValues(key),
+        );
+        return recordOrNone(rows[0]);
+      },
+      { keyName: key.name },
+    );
   }
 
   async findByHash(hash: string): Promise<ApiKeyWithHash | undefined> {

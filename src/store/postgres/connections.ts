@@ -17,6 +17,14 @@ const typeParsers: pg.CustomTypesConfig = {
 };
 
 /**
+ * How long the server lets a session of ours sit idle inside a transaction before ending it, which rolls
+ * the transaction back and frees its locks. Inside a transaction the service waits on nothing but the
+ * database, so only a process that stopped (SIGSTOP, a long pause, a lost network) idles this long; the
+ * id-order locks it holds would otherwise stop every instance's writes for as long as it stays stopped.
+ */
+const IDLE_IN_TRANSACTION_MS = 1000;
+
+/**
  * The request pool. Connect and query time-outs are bounded, so an unreachable database yields
  * StoreUnavailableError (503) quickly, and the pool reconnects by itself when the database returns.
  */
@@ -27,6 +35,7 @@ export function createPool(config: PostgresDatabaseConfig): pg.Pool {
     connectionTimeoutMillis: config.connectTimeoutMs,
     query_timeout: config.queryTimeoutMs,
     statement_timeout: config.queryTimeoutMs,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     // Idle connections must not keep a stopping process alive (they may wait on a frozen server).

@@ -1,36 +1,65 @@
 import type pg from 'pg';
-import { decideOnce, keptRow, type OnceRow, onceQueries } from '../idempotency-records.js';
+import { decideOnce, keptRow, type OnceDecision, type OnceRow, onceQueries } from '../idempotency-records.js';
 import { asDate } from '../rows.js';
 import { postgresParam } from '../sql-params.js';
 import type { Once, OnceResult } from '../store.js';
-import { lockKey } from './advisory-locks.js';
 import type { Database } from './postgres-db.js';
 
 const QUERIES = onceQueries(postgresParam);
 
+/** Claims a key nobody holds: the placeholder row is replaced or removed before the transaction commits. */
+const CLAIM = `INSERT INTO idempotency_keys (owner, key, fingerprint, status, headers, body, expires_at)
+  VALUES ($1, $2, $3, 0, '', '', $4) ON CONFLICT (owner, key) DO NOTHING`;
+const KEEP = `UPDATE idempotency_keys SET fingerprint = $3, status = $4, headers = $5, body = $6, expires_at = $7
+  WHERE owner = $1 AND key = $2`;
+
 /**
- * Runs an effect once per idempotency key on the caller's transaction (see idempotency-records.ts). A
- * transaction-level advisory lock on the key tells a duplicate still in flight (on any instance) from a retry.
+ * A once-transaction waits at most this long for any lock: the key's row held by a duplicate, or an
+ * id-order lock. It holds what it gets across round trips to this process, so without the bound the
+ * transactions of a stopped instance, each waiting its turn, would hand the id-order lock on to each
+ * other and stop every instance's writes for one idle_in_transaction_session_timeout each (see
+ * connections.ts). Shorter than that time-out, they give up before the first holder is ended. The
+ * client sees 503 and may retry: it sent an Idempotency-Key.
+ */
+const ONCE_LOCK_TIMEOUT_MS = 500;
+
+/**
+ * The key's row, made this transaction's: inserted as a claim, or found and locked (FOR UPDATE). A
+ * duplicate in flight holds the row (its insert is not committed yet), so this waits for its transaction
+ * and then decides on what it committed. The exact key is the lock: two keys never collide.
+ */
+async function claim(client: pg.ClientBase, once: Once<unknown>): Promise<OnceDecision> {
+  for (;;) {
+    const claimed = await client.query(CLAIM, [once.owner, once.key, once.fingerprint, once.expiresAt]);
+    if (claimed.rowCount === 1) return { outcome: 'run', replaceExpired: false };
+    const { rows } = await client.query<OnceRow<Date>>(`${QUERIES.find} FOR UPDATE`, [once.owner, once.key]);
+    // Gone between the two statements (purged, or a refused duplicate removed it): claim it again.
+    if (rows[0] !== undefined) return decideOnce(rows[0], once, asDate);
+  }
+}
+
+/**
+ * Runs an effect once per idempotency key, in one transaction with the key's record (see
+ * idempotency-records.ts): the effect and the response kept for retries commit together or not at all.
  */
 export async function pgOnce<T, R>(
-  client: pg.ClientBase,
+  db: Database,
   once: Once<T>,
-  effect: () => Promise<R>,
+  effect: (client: pg.ClientBase) => Promise<R>,
   kept: (result: R) => T | undefined,
 ): Promise<OnceResult<R>> {
-  const { rows: locked } = await client.query<{ got: boolean }>(
-    `SELECT pg_try_advisory_xact_lock(${lockKey('once')}, hashtext($1)) AS got`,
-    [`${once.owner}:${once.key}`],
+  return db.transaction(
+    async (client) => {
+      const decision = await claim(client, once);
+      if (decision.outcome !== 'run') return decision;
+      const result = await effect(client);
+      const row = keptRow(once, result, kept);
+      if (row === undefined) await client.query(QUERIES.remove, [once.owner, once.key]);
+      else await client.query(KEEP, [...row.values, row.expiresAt]);
+      return { outcome: 'done', result };
+    },
+    { lockTimeoutMs: ONCE_LOCK_TIMEOUT_MS },
   );
-  if (locked[0]?.got !== true) return { outcome: 'in_flight' };
-  const { rows } = await client.query<OnceRow<Date>>(QUERIES.find, [once.owner, once.key]);
-  const decision = decideOnce(rows[0], once, asDate);
-  if (decision.outcome !== 'run') return decision;
-  if (decision.replaceExpired) await client.query(QUERIES.remove, [once.owner, once.key]);
-  const result = await effect();
-  const row = keptRow(once, result, kept);
-  if (row !== undefined) await client.query(QUERIES.insert, [...row.values, row.expiresAt]);
-  return { outcome: 'done', result };
 }
 
 /** Removes the records that expired before `now`; returns how many. */

@@ -22,26 +22,34 @@ export const ORDER_QUERIES = readQueries('orders', ORDER_COLUMNS, postgresParam)
 
 const fromRow = (row: OrderRow<Date>) => orderFromRow(row, asDate);
 
-/** Takes the pet if it is available and records the order, on the caller's transaction. */
-async function placeWith(client: pg.ClientBase, order: NewOrderRecord): Promise<PlaceOrderResult> {
-  const taken = await client.query('UPDATE pets SET status = $1 WHERE id = $2 AND status = $3', [
+/**
+ * Takes the pet if it is available and records the order, in one statement. Order ids become visible in
+ * id order, as pet ids do (see PET_QUERIES.insert): the order-ids lock is taken after the pet and before
+ * the id is drawn. Alone, the statement commits itself, so the fleet-wide lock is never held while
+ * waiting on this process.
+ */
+const PLACE = `WITH taken AS (UPDATE pets SET status = $1 WHERE id = $2 AND status = $3 RETURNING id),
+  in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('order-ids')}) FROM taken)
+  INSERT INTO orders (pet_id, quantity, status, created_at)
+  SELECT taken.id, $4::integer, 'placed', $5::timestamptz FROM taken, in_id_order
+  RETURNING ${ORDER_COLUMNS}`;
+
+/** Runs one named statement: on the pool (a statement of its own) or on a transaction's client. */
+type Rows = <R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<R[]>;
+
+async function placeWith(rows: Rows, order: NewOrderRecord): Promise<PlaceOrderResult> {
+  const [placed] = await rows<OrderRow<Date>>('orders-place', PLACE, [
     PLACED_PET_STATUS,
     order.petId,
     PLACEABLE_PET_STATUS,
+    order.quantity,
+    order.createdAt,
   ]);
-  if (taken.rowCount === 0) {
-    const { rows } = await client.query<{ status: PetStatus }>('SELECT status FROM pets WHERE id = $1', [order.petId]);
-    const pet = rows[0];
-    return pet === undefined ? { outcome: 'pet_not_found' } : { outcome: 'pet_not_available', petStatus: pet.status };
-  }
-  // Order ids become visible in id order, as pet ids do (see PET_QUERIES.insert).
-  await client.query(`SELECT pg_advisory_xact_lock(${lockKey('order-ids')})`);
-  const { rows } = await client.query<OrderRow<Date>>(
-    `INSERT INTO orders (pet_id, quantity, status, created_at) VALUES ($1, $2, 'placed', $3)
-     RETURNING ${ORDER_COLUMNS}`,
-    [order.petId, order.quantity, order.createdAt],
-  );
-  return { outcome: 'placed', order: fromRow(rows[0] as OrderRow<Date>) };
+  if (placed !== undefined) return { outcome: 'placed', order: fromRow(placed) };
+  const [pet] = await rows<{ status: PetStatus }>('orders-pet-status', 'SELECT status FROM pets WHERE id = $1', [
+    order.petId,
+  ]);
+  return pet === undefined ? { outcome: 'pet_not_found' } : { outcome: 'pet_not_available', petStatus: pet.status };
 }
 
 /**
@@ -55,17 +63,15 @@ export class PostgresOrderStore extends PostgresTableReads<OrderRow<Date>, Order
   }
 
   async place(order: NewOrderRecord): Promise<PlaceOrderResult> {
-    return this.db.transaction((client) => placeWith(client, order));
+    return placeWith((name, text, values) => this.db.rows(name, text, values), order);
   }
 
   async placeOnce(order: NewOrderRecord, once: Once<OrderRecord>): Promise<OnceResult<PlaceOrderResult>> {
-    return this.db.transaction((client) =>
-      pgOnce(
-        client,
-        once,
-        () => placeWith(client, order),
-        (result) => (result.outcome === 'placed' ? result.order : undefined),
-      ),
+    return pgOnce(
+      this.db,
+      once,
+      (client) => placeWith(async (name, text, values) => (await client.query({ name, text, values })).rows, order),
+      (result) => (result.outcome === 'placed' ? result.order : undefined),
     );
   }
 

@@ -43,16 +43,14 @@ export class PostgresPetStore extends PostgresTableReads<PetRow, PetRecord> impl
   }
 
   async createOnce(pet: NewPetRecord, once: Once<PetRecord>): Promise<OnceResult<PetRecord>> {
-    return this.db.transaction((client) =>
-      pgOnce(
-        client,
-        once,
-        async () => {
-          const { rows } = await client.query<PetRow>(PET_QUERIES.insert, insertValues(pet));
-          return petFromRow(rows[0] as PetRow);
-        },
-        (created) => created,
-      ),
+    return pgOnce(
+      this.db,
+      once,
+      async (client) => {
+        const { rows } = await client.query<PetRow>(PET_QUERIES.insert, insertValues(pet));
+        return petFromRow(rows[0] as PetRow);
+      },
+      (created) => created,
     );
   }
 }

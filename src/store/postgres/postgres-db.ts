@@ -30,11 +30,11 @@ export class Database {
 
   /**
    * Runs `work` in one transaction on one connection. When it fails for an outage (a time-out, a dropped
-   * connection) the connection is closed instead of rolled back: the server rolls back a transaction whose
-   * connection ends, and a ROLLBACK on a connection that did not answer would wait for a second time-out
-   * before the request could answer 503.
+   * connection, a lock held too long) the connection is closed instead of rolled back: the server rolls
+   * back a transaction whose connection ends, and a ROLLBACK on a connection that did not answer would
+   * wait for a second time-out before the request could answer 503.
    */
-  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, keyName?: string): Promise<T> {
+  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -49,12 +49,13 @@ export class Database {
     };
     client.on('error', onError);
     try {
-      await client.query('BEGIN');
+      const bounded = options.lockTimeoutMs === undefined ? '' : `; SET LOCAL lock_timeout = ${options.lockTimeoutMs}`;
+      await client.query(`BEGIN${bounded}`);
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      const translated = translatePgError(error, keyName === undefined ? {} : { keyName });
+      const translated = translatePgError(error, options.keyName === undefined ? {} : { keyName: options.keyName });
       if (translated instanceof StoreUnavailableError) {
         broken ??= translated;
       } else {
@@ -68,4 +69,11 @@ export class Database {
       client.release(broken);
     }
   }
+}
+
+export interface TransactionOptions {
+  /** The key name a unique violation is about: it becomes DuplicateNameError. */
+  readonly keyName?: string;
+  /** Bounds each lock wait (lock_timeout); past it the transaction fails with StoreUnavailableError. */
+  readonly lockTimeoutMs?: number;
 }

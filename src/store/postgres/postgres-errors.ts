@@ -15,6 +15,9 @@ const NETWORK_CODES = new Set([
   'EADDRNOTAVAIL',
 ]);
 
+/** Single SQLSTATEs that mean "not now": statement and lock time-outs, read-only, ended idle in a transaction. */
+const UNAVAILABLE_STATES = new Set(['57014', '25006', '55P03', '25P03']);
+
 /** node-postgres's own words for a connection that is gone or too slow; they carry no SQLSTATE. */
 const DRIVER_MESSAGES = [
   /^timeout exceeded when trying to connect$/,
@@ -28,15 +31,16 @@ const DRIVER_MESSAGES = [
  * True for failures that say "the database is not there right now" rather than "this request is wrong":
  * network errors; SQLSTATE class 08 (connection) except 08P01 (a protocol violation is a bug), class 53
  * (insufficient resources), 57P0x (shutdown, cannot connect now), 57014 (statement timeout), 25006
- * (writing to a read-only server, as during a fail-over); and node-postgres's own time-outs and dropped
- * connections, recognised only on errors without a SQLSTATE.
+ * (writing to a read-only server, as during a fail-over), 55P03 (lock_timeout: a lock held too long,
+ * as by a stopped instance) and 25P03 (the session was ended idle in a transaction); and node-postgres's
+ * own time-outs and dropped connections, recognised only on errors without a SQLSTATE.
  */
 export function isUnavailable(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
     if (NETWORK_CODES.has(code)) return true;
     if (/^[0-9A-Z]{5}$/.test(code)) {
-      return (/^08/.test(code) && code !== '08P01') || /^(53|57P0)/.test(code) || code === '57014' || code === '25006';
+      return (/^08/.test(code) && code !== '08P01') || /^(53|57P0)/.test(code) || UNAVAILABLE_STATES.has(code);
     }
   }
   return typeof message === 'string' && DRIVER_MESSAGES.some((pattern) => pattern.test(message));
