@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { ERRORS } from '../errors/catalogue.js';
-import type { Store } from '../store/store.js';
+import { type Store, StoreFullError } from '../store/store.js';
 
 /** Public endpoints for operators and tooling: the OpenAPI document, liveness and readiness. */
 const routes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
@@ -13,7 +13,8 @@ const routes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
     try {
       await store.ping();
     } catch (error) {
-      throw ERRORS.storeUnreachable.because(error);
+      // Not ready while writes cannot commit (SQLite's disk full), though reads still work.
+      throw (error instanceof StoreFullError ? ERRORS.storeFull : ERRORS.storeUnreachable).because(error);
     }
     return { status: 'ready', store: store.kind };
   });

@@ -6,6 +6,8 @@ import type { ErrorCode } from './error-codes.js';
 const REALM = 'Bearer realm="petstore"';
 /** What a client is told to wait when the database is away: long enough for a restart or fail-over. */
 const STORE_RETRY_AFTER = { 'retry-after': '5' };
+/** A full disk is freed by an operator, not in seconds. */
+const STORE_FULL_RETRY_AFTER = { 'retry-after': '30' };
 /** A moment: another request of the same client finishing, or another instance taking over. */
 const SHORT_RETRY_AFTER = { 'retry-after': '1' };
 const retryAfter = (seconds: number) => ({ 'retry-after': String(seconds) });
@@ -144,6 +146,12 @@ export const ERRORS = {
     STORE_RETRY_AFTER,
   ),
   storeUnreachable: errorKind('service_unavailable', () => 'the database is not reachable', STORE_RETRY_AFTER),
+  /** Reads still work; writes need an operator to free space, so the client may retry but not at once. */
+  storeFull: errorKind(
+    'service_unavailable',
+    () => 'the database cannot write: its disk is full; reads still work, retry writes later',
+    STORE_FULL_RETRY_AFTER,
+  ),
   shuttingDown: errorKind('service_unavailable', () => 'the server is shutting down', SHORT_RETRY_AFTER),
 } as const;
 

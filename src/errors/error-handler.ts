@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { StoreUnavailableError } from '../store/store.js';
+import { StoreFullError, StoreUnavailableError } from '../store/store.js';
 import { validationMessage } from '../validation/validation-message.js';
 import { ApiError } from './api-error.js';
 import { ERRORS } from './catalogue.js';
@@ -14,6 +14,7 @@ const CODE_BY_STATUS = new Map<number, ErrorCode>(
 /** Turns what Fastify, its parsers and the store throw into the API's own errors; undefined for a fault. */
 function toApiError(error: FastifyError & { validationContext?: string }): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  if (error instanceof StoreFullError) return ERRORS.storeFull.because(error);
   if (error instanceof StoreUnavailableError) return ERRORS.storeUnavailable.because(error);
   if (error.validation !== undefined && error.validation.length > 0) {
     const first = error.validation[0] as Parameters<typeof validationMessage>[1];
@@ -28,6 +29,15 @@ function toApiError(error: FastifyError & { validationContext?: string }): ApiEr
   const status = error.statusCode ?? 500;
   const code = status >= 400 && status < 500 ? CODE_BY_STATUS.get(status) : undefined;
   return code === undefined ? undefined : ERRORS.refusedByFramework(code, error.message).create();
+}
+
+/**
+ * Whether a 503 is worth a warning: not when it continues a store failure already reported (a full disk
+ * answers every write 503 until an operator frees space: one warning for that, not one per request).
+ */
+function reportUnavailable(error: Error): boolean {
+  const storeError = error instanceof StoreUnavailableError ? error : error.cause;
+  return storeError instanceof StoreUnavailableError ? storeError.shouldReport() : true;
 }
 
 /** Fastify's refusals before routing (a URL that does not decode): the Error body all the same. */
@@ -46,8 +56,9 @@ export const errorHandler = fp(
         request.log.error({ err: error }, 'unexpected error');
         return sendError(reply, ERRORS.internal.create(request.id));
       }
-      if (apiError.statusCode === 503) request.log.warn({ err: error }, 'service unavailable');
-      else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      if (apiError.statusCode === 503) {
+        if (reportUnavailable(error)) request.log.warn({ err: error }, 'service unavailable');
+      } else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       return sendError(reply, apiError);
     });
     app.setNotFoundHandler((request, reply) => {

@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RequestCache } from '../cache/store-cache.js';
 import type { Clock } from '../clock.js';
 import { hashApiKey, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
 import { ApiError } from '../errors/api-error.js';
 import { ERRORS } from '../errors/catalogue.js';
-import type { ApiKeyWithHash, Store } from '../store/store.js';
+import { type ApiKeyWithHash, type Store, StoreUnavailableError } from '../store/store.js';
 
 export interface AuthenticatedKey {
   readonly id: number;
@@ -48,11 +48,34 @@ class Authenticator {
   readonly #touched = new Map<number, number>();
   /** A revocation or any other write changes the store's state, so a revoked key is refused at once. */
   readonly #lookups: RequestCache<ApiKeyWithHash | null>;
+  readonly #log: FastifyBaseLogger;
+  /** A last-used write failed and none has worked since: the failure was logged once already. */
+  #touchFailing = false;
 
-  constructor(store: Store, clock: Clock, lookups: RequestCache<ApiKeyWithHash | null>) {
+  constructor(store: Store, clock: Clock, lookups: RequestCache<ApiKeyWithHash | null>, log: FastifyBaseLogger) {
     this.#store = store;
     this.#clock = clock;
     this.#lookups = lookups;
+    this.#log = log;
+  }
+
+  /**
+   * Records the key's use, best effort and off the request path: a read stays a read even when the
+   * database cannot write (disk full, another process's lock, a read-only database).
+   */
+  #touch(id: number, now: Date): void {
+    this.#store.apiKeys.touch(id, now).then(
+      () => {
+        this.#touchFailing = false;
+      },
+      (error: unknown) => {
+        if (this.#touchFailing) return;
+        this.#touchFailing = true;
+        // A store failure the store already reported (a full disk since the last commit) is not logged again.
+        if (error instanceof StoreUnavailableError && !error.shouldReport()) return;
+        this.#log.warn({ err: error }, "recording a key's last use failed; requests go on without it");
+      },
+    );
   }
 
   /** The request's key, or the 401 to answer (returned, so the caller can count it as a failed attempt). */
@@ -79,7 +102,7 @@ class Authenticator {
     const last = this.#touched.get(record.id) ?? record.lastUsedAt?.getTime() ?? 0;
     if (now.getTime() - last >= TOUCH_INTERVAL_MS) {
       this.#touched.set(record.id, now.getTime());
-      await this.#store.apiKeys.touch(record.id, now);
+      this.#touch(record.id, now);
     }
     return { id: record.id, name: record.name, scopes: record.scopes };
   }
@@ -88,7 +111,12 @@ class Authenticator {
 /** Bearer API keys on every route that is not public, then the route's scope (401 before 403 before 400). */
 export const auth = fp(
   async (app: FastifyInstance, options: { store: Store; clock: Clock }) => {
-    const authenticator = new Authenticator(options.store, options.clock, app.storeCache.create(MAX_CACHED_KEYS));
+    const authenticator = new Authenticator(
+      options.store,
+      options.clock,
+      app.storeCache.create(MAX_CACHED_KEYS),
+      app.log,
+    );
     app.decorateRequest('apiKey', null);
     app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
       if (!needsKey(request)) return;

@@ -8,6 +8,7 @@ import {
   DuplicateNameError,
   type NewApiKeyRecord,
 } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 
 type Row = ApiKeyRow<number>;
 
@@ -18,14 +19,19 @@ function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
-/** API keys on SQLite; the lookup by hash, on every authenticated request, is prepared once. */
+/**
+ * API keys on SQLite; the lookup by hash, on every authenticated request, is prepared once. Writes go
+ * through the group commit (which never blocks on another process's lock).
+ */
 export class SqliteApiKeyStore implements ApiKeyStore {
   readonly #db: Database.Database;
+  readonly #writes: GroupCommit;
   readonly #findByHash: Database.Statement<[string], Row>;
   readonly #touch: Database.Statement<[number, number]>;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, writes: GroupCommit) {
     this.#db = db;
+    this.#writes = writes;
     this.#findByHash = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`);
     this.#touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
   }
@@ -54,11 +60,11 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   }
 
   async create(key: NewApiKeyRecord): Promise<ApiKeyRecord> {
-    return this.#insert(key, false) as ApiKeyRecord;
+    return (await this.#writes.run(() => this.#insert(key, false))) as ApiKeyRecord;
   }
 
-  async createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
-    return this.#insert(key, true);
+  createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
+    return this.#writes.run(() => this.#insert(key, true));
   }
 
   async findByHash(hash: string): Promise<ApiKeyWithHash | undefined> {
@@ -74,16 +80,14 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   async revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined> {
     const target = revokeTarget(idOrName);
     if (target === undefined) return undefined;
-    const row = this.#db
-      .prepare<[number, number | string], Row>(
-        `UPDATE api_keys SET revoked_at = ? WHERE ${target.column} = ? AND revoked_at IS NULL
-         RETURNING ${KEY_COLUMNS}`,
-      )
-      .get(at.getTime(), target.value);
-    return recordOrNone(row);
+    const revoke = this.#db.prepare<[number, number | string], Row>(
+      `UPDATE api_keys SET revoked_at = ? WHERE ${target.column} = ? AND revoked_at IS NULL
+       RETURNING ${KEY_COLUMNS}`,
+    );
+    return this.#writes.run(() => recordOrNone(revoke.get(at.getTime(), target.value)));
   }
 
   async touch(id: number, at: Date): Promise<void> {
-    this.#touch.run(at.getTime(), id);
+    await this.#writes.run(() => this.#touch.run(at.getTime(), id));
   }
 }

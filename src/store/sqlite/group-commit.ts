@@ -1,10 +1,17 @@
 import type Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../store.js';
+import { WriteTrouble } from './write-trouble.js';
+
+/** How long a write waits for another process's write lock before it answers 503 (the old busy timeout). */
+const LOCK_WAIT_MS = 10_000;
+/** The longest pause between two tries for the lock: short, since a foreign commit takes milliseconds. */
+const MAX_RETRY_DELAY_MS = 32;
 
 interface Job {
   readonly work: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+  /** When the job stops waiting for the write lock (Date.now() milliseconds). */
+  readonly deadline: number;
 }
 
 /**
@@ -13,6 +20,10 @@ interface Job {
  * runs in a savepoint of its own (a failing one is rolled back alone and rejects alone), and every promise
  * settles only after COMMIT returned: nothing is acknowledged before it is on disk. A write's own
  * `db.transaction` functions nest as savepoints inside the batch.
+ *
+ * When another process holds the write lock, BEGIN fails after the connection's short busy timeout and is
+ * tried again later, so the event loop never waits on a foreign lock: reads and /healthz go on, and the
+ * writes that arrive meanwhile join the batch. A write still waiting after `lockWaitMs` answers 503.
  */
 export class GroupCommit {
   readonly #begin: Database.Statement;
@@ -22,10 +33,18 @@ export class GroupCommit {
   readonly #release: Database.Statement;
   readonly #rollbackTo: Database.Statement;
   readonly #db: Database.Database;
+  readonly #lockWaitMs: number;
+  /** Full disk, lock held too long: what failed writes mean, and whether the disk was full last time. */
+  readonly trouble: WriteTrouble;
   #queue: Job[] = [];
+  /** A flush is due (next turn, or after a failed try for the lock). */
+  #scheduled = false;
+  #tries = 0;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, options: { lockWaitMs?: number } = {}) {
     this.#db = db;
+    this.#lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
+    this.trouble = new WriteTrouble(db);
     this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
@@ -37,24 +56,48 @@ export class GroupCommit {
   /** Runs `work` (synchronous statements) in the next batch; resolves with its result once committed. */
   run<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      const deadline = Date.now() + this.#lockWaitMs;
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, deadline });
+      if (this.#scheduled) return;
+      this.#scheduled = true;
       // setImmediate: after the requests that arrived in this turn have queued their writes.
-      if (this.#queue.length === 1) setImmediate(() => this.#flush());
+      setImmediate(() => this.#flush());
     });
   }
 
+  /** Takes the write lock if it is free; otherwise tries again later and fails the writes that waited too long. */
+  #lock(): boolean {
+    try {
+      this.#begin.run();
+      this.#tries = 0;
+      return true;
+    } catch (error) {
+      // Busy: another process holds the lock, so the writes wait (each until its deadline). Anything else
+      // (a closed store) fails them all now.
+      const busy = String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY');
+      const now = Date.now();
+      const expired = busy ? this.#queue.filter((job) => job.deadline <= now) : this.#queue;
+      this.#queue = busy ? this.#queue.filter((job) => job.deadline > now) : [];
+      if (expired.length > 0) {
+        const failure = this.trouble.failed(error);
+        for (const job of expired) job.reject(failure);
+      }
+      if (this.#queue.length === 0) {
+        this.#tries = 0;
+        return false;
+      }
+      this.#scheduled = true;
+      setTimeout(() => this.#flush(), Math.min(2 ** this.#tries++, MAX_RETRY_DELAY_MS));
+      return false;
+    }
+  }
+
   #flush(): void {
+    this.#scheduled = false;
+    if (!this.#lock()) return;
     const jobs = this.#queue;
     this.#queue = [];
     const outcomes: { ok: boolean; value: unknown }[] = [];
-    try {
-      this.#begin.run();
-    } catch (error) {
-      // Another process held the write lock past the busy timeout: unavailable for now (503, retry), not a bug.
-      const busy = String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY');
-      for (const job of jobs) job.reject(busy ? new StoreUnavailableError(error) : error);
-      return;
-    }
     try {
       for (const job of jobs) {
         this.#savepoint.run();
@@ -66,7 +109,7 @@ export class GroupCommit {
           // batch fails with that error (below), not with "no such savepoint".
           if (!this.#db.inTransaction) throw error;
           this.#rollbackTo.run();
-          outcome = { ok: false, value: error };
+          outcome = { ok: false, value: this.trouble.failed(error) };
         }
         this.#release.run();
         outcomes.push(outcome);
@@ -75,9 +118,11 @@ export class GroupCommit {
     } catch (error) {
       // The commit (or a savepoint statement) failed: nothing of the batch is on disk.
       if (this.#db.inTransaction) this.#rollback.run();
-      for (const job of jobs) job.reject(error);
+      const failure = this.trouble.failed(error);
+      for (const job of jobs) job.reject(failure);
       return;
     }
+    this.trouble.committed();
     jobs.forEach((job, i) => {
       const outcome = outcomes[i] as { ok: boolean; value: unknown };
       if (outcome.ok) job.resolve(outcome.value);

@@ -23,18 +23,27 @@ function switchToWal(db: Database.Database): void {
   }
 }
 
+/** How long opening (and migrating) waits for another process's write lock: several workers start at once. */
+const OPEN_BUSY_TIMEOUT_MS = 10_000;
+/**
+ * How long a statement then waits for another process's lock, blocking the event loop meanwhile: a few
+ * milliseconds, enough for a foreign commit; longer waits are GroupCommit's, asynchronous.
+ */
+const BUSY_TIMEOUT_MS = 5;
+
 /**
  * Opens (creating if needed) the database file in WAL mode with synchronous=FULL, so an acknowledged
  * write survives a crash or power loss, and brings its schema up to date.
  */
 export function openDatabase(path: string): Database.Database {
   mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path, { timeout: 10_000 });
+  const db = new Database(path, { timeout: OPEN_BUSY_TIMEOUT_MS });
   try {
     switchToWal(db);
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     migrateSqlite(db);
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     return db;
   } catch (error) {
     db.close();

@@ -12,7 +12,8 @@ import { SqlitePetStore } from './pets.js';
 
 /**
  * The embedded store: one SQLite file (see openDatabase). better-sqlite3 is synchronous; each call is
- * short and indexed. The entity stores share one connection and one group commit.
+ * short and indexed. The entity stores share one connection and one group commit, which every write goes
+ * through, so none waits on another process's lock with the event loop blocked.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
@@ -22,15 +23,16 @@ export class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #idempotencyKeys: SqliteIdempotencyKeys;
   readonly #tokens: SharedTokenRead;
+  readonly #writes: GroupCommit;
 
   private constructor(db: Database.Database) {
     this.#db = db;
     this.#tokens = new SharedTokenRead(changeTokenReader(db));
     this.#idempotencyKeys = new SqliteIdempotencyKeys(db);
-    const writes = new GroupCommit(db);
-    this.pets = new SqlitePetStore(db, this.#idempotencyKeys.runOnce, writes);
-    this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, writes);
-    this.apiKeys = new SqliteApiKeyStore(db);
+    this.#writes = new GroupCommit(db);
+    this.pets = new SqlitePetStore(db, this.#idempotencyKeys.runOnce, this.#writes);
+    this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, this.#writes);
+    this.apiKeys = new SqliteApiKeyStore(db, this.#writes);
   }
 
   /** Opens (creating if needed) the database file and brings its schema up to date. */
@@ -45,13 +47,17 @@ export class SqliteStore implements Store {
   }
 
   async secret(name: string): Promise<Buffer> {
-    this.#db.prepare('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)').run(name, randomBytes(32));
-    const row = this.#db.prepare('SELECT value FROM secrets WHERE name = ?').get(name) as { value: Buffer };
-    return row.value;
+    const read = this.#db.prepare<[string], { value: Buffer }>('SELECT value FROM secrets WHERE name = ?');
+    const existing = read.get(name);
+    if (existing !== undefined) return existing.value;
+    return this.#writes.run(() => {
+      this.#db.prepare('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)').run(name, randomBytes(32));
+      return (read.get(name) as { value: Buffer }).value;
+    });
   }
 
-  async purgeExpiredIdempotencyKeys(now: Date): Promise<number> {
-    return this.#idempotencyKeys.purgeExpired(now);
+  purgeExpiredIdempotencyKeys(now: Date): Promise<number> {
+    return this.#writes.run(() => this.#idempotencyKeys.purgeExpired(now));
   }
 
   /**
@@ -68,6 +74,13 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     this.#db.prepare('SELECT 1').get();
+    // Not ready while the disk is full, and ready again as soon as a write (one page) commits.
+    if (this.#writes.trouble.diskFull) {
+      await this.#writes.run(() => {
+        const version = this.#db.pragma('user_version', { simple: true }) as number;
+        this.#db.pragma(`user_version = ${version}`);
+      });
+    }
   }
 
   async close(): Promise<void> {
