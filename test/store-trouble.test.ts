@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { WAL_SIZE_LIMIT_BYTES } from '../src/store/sqlite/open-database.js';
 import { type CallOptions, type CallResult, eachBackend, expectError, request } from './helpers/harness.js';
 import { cliEnv, createKey, freshDatabaseUrl, type ServeProcess, startServe } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dir.js';
@@ -215,6 +216,47 @@ test('sqlite: another process holding the write lock stalls neither /healthz nor
     (p: { name: string }) => p.name,
   );
   assert.deepEqual(names, ['before', 'foreign', 'waited']);
+});
+
+test('sqlite: the WAL swollen behind a long reader returns below its limit once the reader is gone, with no write', async (t) => {
+  const path = join(tempDir(t), 'petstore.db');
+  const env = cliEnv(path);
+  const key = await createKey(env, 'writer');
+  const server = await startServe(t, env);
+  const walSize = () => statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+
+  // A reader holding one snapshot (a backup, a report): no checkpoint can pass it, so the WAL only grows.
+  const reader = new Database(path, { readonly: true });
+  t.after(() => {
+    if (reader.open) reader.close();
+  });
+  reader.exec('BEGIN');
+  reader.prepare('SELECT count(*) FROM pets').get();
+  const target = WAL_SIZE_LIMIT_BYTES * 1.5;
+  const stopAt = Date.now() + 60_000;
+  await Promise.all(
+    Array.from({ length: 4 }, async (_, loop) => {
+      for (let i = 0; walSize() < target && Date.now() < stopAt; i++) {
+        const result = await request(server.url, 'POST', '/v1/pets', {
+          key,
+          body: { name: `p${loop}-${i}`, categoryId: 1 },
+        });
+        assert.equal(result.status, 201);
+      }
+    }),
+  );
+  assert.ok(walSize() >= target, `the WAL grew to ${walSize()} bytes behind the reader`);
+  const grown = walSize();
+  reader.exec('COMMIT');
+  reader.close();
+
+  const started = Date.now();
+  while (walSize() > WAL_SIZE_LIMIT_BYTES && Date.now() - started < 15_000) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  assert.ok(walSize() <= WAL_SIZE_LIMIT_BYTES, `the WAL is ${walSize()} bytes ${Date.now() - started} ms after`);
+  t.diagnostic(`WAL ${grown} bytes behind the reader, ${walSize()} bytes ${Date.now() - started} ms after it left`);
+  assert.equal((await request(server.url, 'GET', '/v1/pets?limit=1', { key })).status, 200);
 });
 
 eachBackend((backend) => {

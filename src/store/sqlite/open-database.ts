@@ -30,6 +30,12 @@ const OPEN_BUSY_TIMEOUT_MS = 10_000;
  * milliseconds, enough for a foreign commit; longer waits are GroupCommit's, asynchronous.
  */
 const BUSY_TIMEOUT_MS = 5;
+/**
+ * The WAL is cut back to this size when it starts over after a checkpoint (journal_size_limit): twice
+ * what the automatic checkpoint (every 1000 pages) lets it reach, so only a WAL swollen behind a long
+ * reader is cut.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /**
  * Opens (creating if needed) the database file in WAL mode with synchronous=FULL, so an acknowledged
@@ -42,6 +48,7 @@ export function openDatabase(path: string): Database.Database {
     switchToWal(db);
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
+    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     migrateSqlite(db);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     return db;

@@ -9,6 +9,7 @@ import { SqliteIdempotencyKeys } from './idempotency.js';
 import { openDatabase } from './open-database.js';
 import { SqliteOrderStore } from './orders.js';
 import { SqlitePetStore } from './pets.js';
+import { shrinkSwollenWal } from './wal-shrink.js';
 
 /**
  * The embedded store: one SQLite file (see openDatabase). better-sqlite3 is synchronous; each call is
@@ -24,6 +25,7 @@ export class SqliteStore implements Store {
   readonly #idempotencyKeys: SqliteIdempotencyKeys;
   readonly #tokens: SharedTokenRead;
   readonly #writes: GroupCommit;
+  readonly #stopWalChecks: () => void;
 
   private constructor(db: Database.Database) {
     this.#db = db;
@@ -33,6 +35,7 @@ export class SqliteStore implements Store {
     this.pets = new SqlitePetStore(db, this.#idempotencyKeys.runOnce, this.#writes);
     this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, this.#writes);
     this.apiKeys = new SqliteApiKeyStore(db, this.#writes);
+    this.#stopWalChecks = shrinkSwollenWal(db);
   }
 
   /** Opens (creating if needed) the database file and brings its schema up to date. */
@@ -84,6 +87,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.#stopWalChecks();
     if (!this.#db.open) return;
     this.#db.close();
   }
