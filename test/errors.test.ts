@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
@@ -56,6 +57,61 @@ eachBackend((backend) => {
         assert.equal(result.headers.get('allow'), allow, `${method} ${path}`);
       }
       expectError(await h.call('DELETE', '/v1/pets', { key: null }), 401, 'unauthorized');
+    });
+
+    test('TRACE, which fetch cannot send, is 405 with Allow on a path that exists', async (t) => {
+      const h = await startHarness(t, backend);
+      const trace = (path: string) =>
+        new Promise<{ status: number; allow: string | undefined; text: string }>((resolve, reject) => {
+          const req = http.request(h.url + path, {
+            method: 'TRACE',
+            headers: { authorization: `Bearer ${h.keys.all}` },
+          });
+          req.on('response', (res) => {
+            let text = '';
+            res.setEncoding('utf8').on('data', (chunk: string) => {
+              text += chunk;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, allow: res.headers.allow, text }));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      for (const [path, allow] of [
+        ['/v1/pets', 'GET, HEAD, POST'],
+        ['/v1/pets/1', 'GET, HEAD'],
+        ['/v1/store/orders/1', 'GET, HEAD, PATCH'],
+        ['/healthz', 'GET, HEAD'],
+      ] as const) {
+        const result = await trace(path);
+        assert.equal(result.status, 405, `TRACE ${path}: ${result.text}`);
+        assert.equal(result.allow, allow, path);
+        assert.deepEqual(Object.keys(JSON.parse(result.text)).sort(), ['code', 'message', 'status']);
+        assert.equal(JSON.parse(result.text).code, 'method_not_allowed');
+      }
+      assert.equal((await trace('/nope')).status, 404);
+    });
+
+    test('unknown query parameters are 400 naming them on every operation, and change nothing', async (t) => {
+      const h = await startHarness(t, backend);
+      const [pet, spare] = await h.createPets(2);
+      const order = await h.call('POST', '/v1/store/orders', { body: { petId: pet.id } });
+      assert.equal(order.status, 201, order.text);
+      const cases: Array<[string, string, unknown?]> = [
+        ['GET', '/v1/pets?foo=1'],
+        ['GET', `/v1/pets/${pet.id}?foo=1`],
+        ['POST', '/v1/pets?foo=1', { name: 'typo', categoryId: 1 }],
+        ['GET', '/v1/store/orders?foo=1'],
+        ['GET', `/v1/store/orders/${order.json.id}?foo=1`],
+        ['POST', '/v1/store/orders?foo=1', { petId: spare.id }],
+        ['PATCH', `/v1/store/orders/${order.json.id}?foo=1`, { status: 'approved' }],
+      ];
+      for (const [method, path, body] of cases) {
+        const message = expectError(await h.call(method, path, { body }), 400, 'invalid_request');
+        assert.equal(message, 'unknown query parameter "foo"', `${method} ${path}`);
+      }
+      assert.deepEqual((await h.call('GET', '/v1/pets')).json, [{ ...pet, status: 'pending' }, spare]);
+      assert.deepEqual((await h.call('GET', '/v1/store/orders')).json, [order.json]);
     });
 
     test('an unexpected failure is 500 internal_error, logged with the request id, without internals', async (t) => {

@@ -8,6 +8,7 @@ import { Pager } from '../http/pager.js';
 import { errorResponses } from '../openapi/error-responses.js';
 import { ListOrdersQuery, NewOrder, Order, OrderIdParams, OrderStatusChange } from '../schemas/order.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
+import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import type { OrderRecord } from '../store/store.js';
 import { toOrder } from './representations.js';
@@ -54,6 +55,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
         summary: 'Place an order for an available animal',
         description: `Reserves the animal: its status moves from \`available\` to \`pending\` atomically. ${EXTENSION}`,
         tags: ['store'],
+        querystring: NoQuery,
         headers: IdempotencyKeyHeader,
         body: ref(NewOrder),
         response: {
@@ -105,6 +107,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
         description: EXTENSION,
         tags: ['store'],
         params: OrderIdParams,
+        querystring: NoQuery,
         response: {
           200: ref(Order, { description: 'The order.' }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
@@ -131,6 +134,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
           `becomes \`available\`). Any other move is 409, naming the allowed moves. ${EXTENSION}`,
         tags: ['store'],
         params: OrderIdParams,
+        querystring: NoQuery,
         body: ref(OrderStatusChange),
         response: {
           200: ref(Order, { description: 'The order, moved.' }),

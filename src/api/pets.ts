@@ -9,6 +9,7 @@ import { Pager } from '../http/pager.js';
 import { errorResponses } from '../openapi/error-responses.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas/pet.js';
+import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import type { PetRecord } from '../store/store.js';
 import { docsLink } from './docs.js';
@@ -67,6 +68,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
         operationId: 'createPet',
         summary: 'Add an animal',
         tags: ['pets'],
+        querystring: NoQuery,
         headers: IdempotencyKeyHeader,
         body: ref(NewPet),
         response: {
@@ -125,6 +127,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
         deprecated: true,
         tags: ['pets'],
         params: PetIdParams,
+        querystring: NoQuery,
         response: {
           200: ref(Pet, { description: 'The animal.', headers: DEPRECATION_HEADERS }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'gone'),

@@ -3,7 +3,11 @@ import fp from 'fastify-plugin';
 import { ERRORS } from '../errors/catalogue.js';
 import { sendError } from '../errors/send-error.js';
 
-const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+/**
+ * HTTP's own methods (RFC 9110, and PATCH) but CONNECT, which Node answers itself: on a path that exists, any
+ * of them the path lacks is 405 with Allow. Extension methods (WebDAV's PROPFIND, …) stay 404 like any path.
+ */
+const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
 
 interface PathMethods {
   methods: Set<string>;
