@@ -81,4 +81,13 @@ describe('pet name rule', () => {
     assert.deepEqual(petNameProblem('   '), { kind: 'blank' });
     assert.deepEqual(petNameProblem(''), { kind: 'blank' });
   });
+
+  test('a name needs a visible character: invisible ones alone are blank', () => {
+    for (const name of ['\u200b', '\u00ad', ' \u200c\u200d ', '\u2060', '\u3164', '\u180e', '\ufe0f', '\u{e0020}']) {
+      assert.deepEqual(petNameProblem(name), { kind: 'blank' }, JSON.stringify(name));
+    }
+    for (const name of ['a\u200b', '\u00adb', '👩\u200d🚀', '\u05e8']) {
+      assert.equal(petNameProblem(name), undefined, JSON.stringify(name));
+    }
+  });
 });

@@ -92,6 +92,53 @@ eachBackend((backend) => {
       }
     });
 
+    test('name: bidirectional controls, and names with nothing visible, are refused', async (t) => {
+      const h = await startHarness(t, backend);
+      // U+202E shows "\u202Egnp.exe" as "exe.png"; every Bidi_Control character is refused.
+      for (const name of [
+        '\u202egnp.exe',
+        'a\u202ab',
+        'x\u202d',
+        'x\u2066y\u2069',
+        '\u2067x',
+        'x\u200f',
+        'x\u200e',
+        '\u061cx',
+      ]) {
+        const message = await refused(h, { body: { name, categoryId: 1 } });
+        assert.match(
+          message,
+          /body\.name must not contain .*bidirectional formatting characters/,
+          JSON.stringify(name),
+        );
+      }
+      for (const name of [
+        '\u200b',
+        '\u00ad',
+        '\u200b\u200c\u200d',
+        ' \u2060 ',
+        '\u3164',
+        '\u115f\u1160',
+        '\ufe0f',
+        '\u{e0041}',
+      ]) {
+        const message = await refused(h, { body: { name, categoryId: 1 } });
+        assert.equal(
+          message,
+          'body.name must contain a character other than white space and invisible characters',
+          JSON.stringify(name),
+        );
+      }
+      // Invisible characters inside a visible name stay: emoji sequences and some scripts need joiners.
+      const kept = ['👩\u200d🚀', 'Fluff\u00ady', 'רקס', 'ركس', '\u200bRex'];
+      for (const name of kept) {
+        const result = await h.call('POST', '/v1/pets', { body: { name, categoryId: 1 } });
+        assert.equal(result.status, 201, `${JSON.stringify(name)}: ${result.text}`);
+      }
+      const stored = (await h.call('GET', '/v1/pets')).json.map((pet: { name: string }) => pet.name);
+      assert.deepEqual(stored, kept, 'only the accepted names were stored, as sent');
+    });
+
     test('name: wrong types are refused', async (t) => {
       const h = await startHarness(t, backend);
       for (const name of [null, 42, true, ['a'], { a: 1 }]) {

@@ -48,7 +48,10 @@ export const ERRORS = {
   ),
   /** A schema rule in its own words (`must be <= 100`, or a pattern's stated rule). */
   brokenRule: errorKind('invalid_request', (where: string, rule: string) => `${where} ${rule}`),
-  blankName: errorKind('invalid_request', () => 'body.name must contain a character other than white space'),
+  blankName: errorKind(
+    'invalid_request',
+    () => 'body.name must contain a character other than white space and invisible characters',
+  ),
   nameTooLong: errorKind(
     'invalid_request',
     (max: number, chars: number) => `body.name must have at most ${max} characters after trimming (it has ${chars})`,

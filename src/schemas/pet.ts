@@ -15,13 +15,15 @@ export type PetStatus = Static<typeof PetStatus>;
 
 const NAME_DESCRIPTION =
   `The animal's name: 1 to ${NAME_MAX_CHARS} Unicode characters once leading and trailing ` +
-  'white space is trimmed, no control characters; stored as sent.';
+  'white space is trimmed, at least one of them visible; no control characters and no bidirectional ' +
+  'formatting characters; stored as sent.';
 
 export const PetName = Type.String({
   minLength: 1,
-  // Control characters and lone surrogates (which no database stores faithfully) are refused.
-  pattern: '^[^\\p{Cc}\\p{Cs}]*$',
-  [PATTERN_MESSAGE]: 'must not contain control characters or unpaired surrogates',
+  // Control characters, lone surrogates (which no database stores faithfully) and the bidirectional
+  // controls (U+202E shows "\u202Egnp.exe" as "exe.png") are refused.
+  pattern: '^[^\\p{Cc}\\p{Cs}\\p{Bidi_Control}]*$',
+  [PATTERN_MESSAGE]: 'must not contain control characters, unpaired surrogates or bidirectional formatting characters',
   description: NAME_DESCRIPTION,
 });
 
