@@ -41,6 +41,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** PEM files for HTTPS (HTTP/2 with HTTP/1.1 fallback); plain HTTP when absent. */
   readonly tls: TlsFiles | undefined;
+  /** Connections one client address may hold open; behind a proxy every client shares the proxy's. */
+  readonly maxConnectionsPerAddress: number;
 }
 
 export interface TlsFiles {
@@ -213,5 +215,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailureLimit: parseSwitch('AUTH_FAILURE_LIMIT', nonEmpty(env.AUTH_FAILURE_LIMIT), true),
     trustProxy: parseTrustProxy(nonEmpty(env.TRUST_PROXY)),
     redisUrl: parseRedisUrl(nonEmpty(env.REDIS_URL)),
+    // Up to the process's 10 000 connections, which turns the per-address bound off.
+    maxConnectionsPerAddress: parseInteger(
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      nonEmpty(env.MAX_CONNECTIONS_PER_ADDRESS),
+      1000,
+      1,
+      10_000,
+    ),
   };
 }

@@ -51,6 +51,19 @@ test('the rest of the environment: defaults, and one clear error per bad value',
   }
 });
 
+test('MAX_CONNECTIONS_PER_ADDRESS: 1000 by default, 1 to the process maximum of 10 000', () => {
+  assert.equal(loadConfig({}).maxConnectionsPerAddress, 1000);
+  assert.equal(loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '10000' }).maxConnectionsPerAddress, 10_000);
+  assert.equal(loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '1' }).maxConnectionsPerAddress, 1);
+  for (const bad of ['0', '10001', 'many', '-1', '1.5']) {
+    assert.throws(
+      () => loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: bad }),
+      /^ConfigError: MAX_CONNECTIONS_PER_ADDRESS must be an integer from 1 to 10000/,
+      bad,
+    );
+  }
+});
+
 test('TRUST_PROXY: proxy addresses and CIDRs (or none); anything else stops the start naming it', () => {
   assert.deepEqual(loadConfig({}).trustProxy, []);
   assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,::1,fd00::/8,loopback' }).trustProxy, [

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import { describe, test } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { buildApp } from '../src/app.js';
+import { DEFAULT_LIMITS } from '../src/server/fastify-options.js';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { BACKENDS } from './helpers/stores.js';
 import { certificate } from './helpers/tls.js';
@@ -97,6 +99,55 @@ describe('HTTPS', () => {
     const started = Date.now();
     await app.close();
     assert.ok(Date.now() - started < 3000, `close took ${Date.now() - started} ms`);
+  });
+
+  test('idle HTTP/1.1-over-TLS connections and HTTP/2 sessions are closed after the idle time-out', async (t) => {
+    const backend = BACKENDS[0];
+    assert.ok(backend);
+    const fixture = await backend.create();
+    t.after(() => fixture.dispose());
+    const tls = certificate(t);
+    const app = await buildApp({
+      store: fixture.store,
+      tls: { cert: tls.cert, key: tls.key },
+      limits: { ...DEFAULT_LIMITS, keepAliveTimeoutMs: 1000 },
+    });
+    t.after(() => app.close());
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = new URL(url);
+
+    const h1 = tlsConnect({ host: '127.0.0.1', port: Number(port), ca: tls.cert, ALPNProtocols: ['http/1.1'] });
+    const h1Idle = await new Promise<number>((resolve) => {
+      let text = '';
+      h1.setEncoding('utf8');
+      h1.on('data', (chunk: string) => {
+        text += chunk;
+        if (text.includes('\r\n\r\n') && text.endsWith('}')) resolve(Date.now());
+      });
+      h1.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    });
+    const session = connect(url, { ca: tls.cert });
+    await new Promise((resolve) => {
+      const stream = session.request({ ':path': '/healthz' });
+      stream.resume();
+      stream.on('end', resolve);
+      stream.end();
+    });
+    const h2Idle = Date.now();
+    const closedWithin = (emitter: { once(event: 'close', fn: () => void): unknown }, since: number) =>
+      new Promise<number>((resolve) => {
+        const timer = setTimeout(() => resolve(Number.POSITIVE_INFINITY), 5000);
+        emitter.once('close', () => {
+          clearTimeout(timer);
+          resolve(Date.now() - since);
+        });
+      });
+    const [h1Ms, h2Ms] = await Promise.all([closedWithin(h1, h1Idle), closedWithin(session, h2Idle)]);
+    // Left open they would hold the server's close.
+    h1.destroy();
+    session.destroy();
+    assert.ok(h1Ms >= 900 && h1Ms < 3000, `HTTP/1.1 over TLS closed after ${h1Ms} ms idle`);
+    assert.ok(h2Ms >= 900 && h2Ms < 3000, `HTTP/2 session closed after ${h2Ms} ms idle`);
   });
 
   test('plain HTTP sends no HSTS, but keeps no-store and nosniff', async (t) => {

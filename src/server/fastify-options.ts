@@ -4,6 +4,7 @@ import { frameworkErrors } from '../errors/error-handler.js';
 import { requestIdOf } from '../observability/request-id.js';
 import { RequestLog } from '../observability/request-log.js';
 import { clientErrorHandler } from './client-error.js';
+import { capConnectionsPerAddress } from './per-address-connections.js';
 
 /** Limits against slow or greedy clients (slowloris, header floods, connection floods). */
 export interface ServerLimits {
@@ -15,6 +16,10 @@ export interface ServerLimits {
   readonly timeoutCheckIntervalMs: number;
   readonly maxHeaderBytes: number;
   readonly maxConnections: number;
+  /** Connections one client address (IPv6: its /64) may hold open at once; more are closed unanswered. */
+  readonly maxConnectionsPerAddress: number;
+  /** An idle keep-alive connection (HTTP/1) or HTTP/2 session is closed after this. */
+  readonly keepAliveTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -23,6 +28,11 @@ export const DEFAULT_LIMITS: ServerLimits = {
   timeoutCheckIntervalMs: 1000,
   maxHeaderBytes: 16 * 1024,
   maxConnections: 10_000,
+  // A tenth of the process: one host cannot fill it, a NAT gateway of many clients still fits.
+  maxConnectionsPerAddress: 1000,
+  // Above the 60 s idle time-out of nginx's upstream keep-alive and AWS load balancers, so the proxy
+  // closes an idle connection first and never sends a request on one this side is closing.
+  keepAliveTimeoutMs: 65_000,
 };
 
 export interface Transport {
@@ -46,7 +56,11 @@ export function fastifyOptions({ limits, tls, logger, trustProxy }: Transport): 
             maxHeaderSize: limits.maxHeaderBytes,
           },
         }
-      : { http2: true, https: { allowHTTP1: true, maxHeaderSize: limits.maxHeaderBytes, ...tls } };
+      : {
+          http2: true,
+          https: { allowHTTP1: true, maxHeaderSize: limits.maxHeaderBytes, ...tls },
+          http2SessionTimeout: limits.keepAliveTimeoutMs,
+        };
   return {
     logger: logger ?? false,
     logController: new RequestLog(),
@@ -56,6 +70,7 @@ export function fastifyOptions({ limits, tls, logger, trustProxy }: Transport): 
     // The graceful-close plugin's 503 carries the Error body; Fastify's built-in one would not.
     return503OnClosing: false,
     requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
     clientErrorHandler,
     frameworkErrors,
     // Longer than any URL the header limit lets through: an over-long id is then refused by its schema.
@@ -70,4 +85,7 @@ export function fastifyOptions({ limits, tls, logger, trustProxy }: Transport): 
 export function limitConnections(app: FastifyInstance, limits: ServerLimits): void {
   app.server.maxConnections = limits.maxConnections;
   app.server.headersTimeout = limits.headersTimeoutMs;
+  // Fastify sets it on HTTP/1 servers only; the HTTP/1.1 fallback of the TLS server needs it too.
+  (app.server as { keepAliveTimeout?: number }).keepAliveTimeout = limits.keepAliveTimeoutMs;
+  capConnectionsPerAddress(app, limits.maxConnectionsPerAddress);
 }

@@ -7,6 +7,7 @@ import { joinWorkerMetrics } from '../observability/cluster-metrics.js';
 import { openRateLimiter } from '../rate-limit/open-rate-limiter.js';
 import type { RateLimitOptions } from '../rate-limit/rate-limit-plugins.js';
 import { openStore } from '../store/open-store.js';
+import { DEFAULT_LIMITS } from './fastify-options.js';
 import { announceFirstKey } from './first-key.js';
 import { logDestination, loggerOptions } from './log-stream.js';
 
@@ -50,6 +51,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
       rateLimit,
       trustProxy: config.trustProxy,
+      limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
       metricsAcrossWorkers: options.worker === true,
     });
   } catch (error) {
