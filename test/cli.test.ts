@@ -5,6 +5,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { expectError, request } from './helpers/harness.js';
+import { bodyOf, openConnection } from './helpers/keep-alive.js';
 import { type CliResult, cliEnv, KEY_PATTERN, runCli, startServe } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dir.js';
 
@@ -403,6 +404,42 @@ describe('petstore CLI (node dist/cli.js)', () => {
       assert.equal(JSON.parse(result.text).name, NEW_PET.name);
       assert.ok(response !== undefined);
       assert.deepEqual(await server.exit, { code: 0, signal: null });
+    });
+
+    test('requests on idle keep-alive connections right after SIGTERM get 503 and Connection: close', async (t) => {
+      const { server, key } = await startWithKey(t);
+      const port = Number(new URL(server.url).port);
+      const list = `GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`;
+      const create = (i: number) => {
+        const body = JSON.stringify({ name: `after-term-${i}`, categoryId: 1 });
+        return (
+          `POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+        );
+      };
+      const connections = await Promise.all(Array.from({ length: 20 }, () => openConnection(port)));
+      for (const connection of connections) assert.match(await connection.exchange(list), /^HTTP\/1\.1 200 /);
+      // Every connection is idle and open when the stop begins; the requests follow it at once.
+      const termAt = Date.now();
+      server.child.kill('SIGTERM');
+      while (!server.stdout().includes('"msg":"stopping"')) await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const answers = await Promise.all(
+        connections.map((connection, i) =>
+          connection.exchange(i % 2 === 0 ? list : create(i)).catch((error: Error) => error.message),
+        ),
+      );
+      for (const answer of answers) {
+        assert.match(answer, /^HTTP\/1\.1 503 /);
+        assert.match(answer, /\r\nconnection: close\r\n/i);
+        assert.match(answer, /\r\nretry-after: 1\r\n/i);
+        assert.equal(bodyOf(answer).code, 'service_unavailable');
+      }
+      await Promise.all(connections.map((connection) => connection.closed));
+      assert.deepEqual(await server.exit, { code: 0, signal: null }, server.stdout() + server.stderr());
+      const stopMs = Date.now() - termAt;
+      t.diagnostic(`20 of 20 answered 503; the process ended ${stopMs} ms after SIGTERM`);
+      assert.ok(stopMs < 3000, `the stop took ${stopMs} ms`);
     });
 
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -85,5 +85,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await app.close();
     throw error;
   }
-  return { app, url, stop: () => app.close() };
+  return { app, url, stop: () => app.stopGracefully() };
 }
