@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { GroupCommit } from '../src/store/sqlite/group-commit.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
@@ -108,9 +108,10 @@ test('sqlite: group commit runs the writes of one turn in one transaction; a fai
   assert.equal(db.inTransaction, false);
 });
 
-test('sqlite: a write lock held by another process past the busy timeout is "unavailable" (503), not a bug', async (t) => {
-  const path = join(tempDir(t), 'busy.db');
-  const db = new Database(path, { timeout: 50 });
+/** A WAL database with a table `t`, and a second connection to it (`holder`) that can hold its write lock. */
+function lockableDatabase(t: TestContext, name: string, busyTimeoutMs: number) {
+  const path = join(tempDir(t), name);
+  const db = new Database(path, { timeout: busyTimeoutMs });
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE t (x INTEGER)');
   const holder = new Database(path);
@@ -118,6 +119,11 @@ test('sqlite: a write lock held by another process past the busy timeout is "una
     holder.close();
     db.close();
   });
+  return { db, holder };
+}
+
+test('sqlite: a write lock held by another process past the busy timeout is "unavailable" (503), not a bug', async (t) => {
+  const { db, holder } = lockableDatabase(t, 'busy.db', 50);
   holder.exec('BEGIN IMMEDIATE');
   const writes = new GroupCommit(db, { lockWaitMs: 300 });
   await assert.rejects(
@@ -129,15 +135,7 @@ test('sqlite: a write lock held by another process past the busy timeout is "una
 });
 
 test("sqlite: writes waiting for another connection's write lock leave the event loop free, then commit together", async (t) => {
-  const path = join(tempDir(t), 'wait.db');
-  const db = new Database(path, { timeout: 5 });
-  db.pragma('journal_mode = WAL');
-  db.exec('CREATE TABLE t (x INTEGER)');
-  const holder = new Database(path);
-  t.after(() => {
-    holder.close();
-    db.close();
-  });
+  const { db, holder } = lockableDatabase(t, 'wait.db', 5);
   holder.exec('BEGIN IMMEDIATE');
   const writes = new GroupCommit(db);
   const insert = db.prepare('INSERT INTO t (x) VALUES (?)');
