@@ -20,6 +20,7 @@ function brokenStore(real: Store): Store {
     apiKeys: real.apiKeys,
     pets: { create: fail, createOnce: fail, get: fail, list: fail },
     orders: { place: fail, placeOnce: fail, get: fail, list: fail, changeStatus: fail },
+    events: { list: fail, head: fail, purge: fail },
     purgeExpiredIdempotencyKeys: fail,
     ping: fail,
     changeToken: () => real.changeToken(),

@@ -23,12 +23,27 @@ export class CursorCodec {
   }
 
   encode(position: CursorPosition): string {
-    const payload = `${position.afterId}:${position.filter}`;
-    return `${Buffer.from(payload).toString('base64url')}.${this.#mac(payload).toString('base64url')}`;
+    return this.seal(`${position.afterId}:${position.filter}`);
   }
 
   /** The position, or undefined when the text is not a cursor this service issued for this resource. */
   decode(text: string): CursorPosition | undefined {
+    const payload = this.open(text);
+    if (payload === undefined) return undefined;
+    const match = /^(\d{1,16}):(.*)$/s.exec(payload);
+    if (match === null) return undefined;
+    const afterId = Number(match[1]);
+    if (!Number.isSafeInteger(afterId)) return undefined;
+    return { afterId, filter: match[2] ?? '' };
+  }
+
+  /** Any payload, signed: what encode does for a page position. */
+  seal(payload: string): string {
+    return `${Buffer.from(payload).toString('base64url')}.${this.#mac(payload).toString('base64url')}`;
+  }
+
+  /** The payload of a sealed text, or undefined when this service did not seal it for this resource. */
+  open(text: string): string | undefined {
     const [encodedPayload, encodedMac, ...rest] = text.split('.');
     if (encodedPayload === undefined || encodedMac === undefined || rest.length > 0) return undefined;
     const payloadBytes = Buffer.from(encodedPayload, 'base64url');
@@ -39,11 +54,7 @@ export class CursorCodec {
     }
     const payload = payloadBytes.toString();
     if (mac.length !== MAC_BYTES || !timingSafeEqual(mac, this.#mac(payload))) return undefined;
-    const match = /^(\d{1,16}):(.*)$/s.exec(payload);
-    if (match === null) return undefined;
-    const afterId = Number(match[1]);
-    if (!Number.isSafeInteger(afterId)) return undefined;
-    return { afterId, filter: match[2] ?? '' };
+    return payload;
   }
 
   #mac(payload: string): Buffer {

@@ -22,7 +22,7 @@ function timed<A extends unknown[], R>(call: string, run: (...args: A) => Promis
  * method added to the Store interface does not compile until it is timed here too.
  */
 export function timedStore(store: Store, observe: ObserveCall): Store {
-  const { pets, orders, apiKeys } = store;
+  const { pets, orders, apiKeys, events } = store;
   return {
     kind: store.kind,
     pets: {
@@ -45,6 +45,11 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
       list: timed('apiKeys.list', () => apiKeys.list(), observe),
       revoke: timed('apiKeys.revoke', (idOrName, at) => apiKeys.revoke(idOrName, at), observe),
       touch: timed('apiKeys.touch', (id, at) => apiKeys.touch(id, at), observe),
+    },
+    events: {
+      list: timed('events.list', (query) => events.list(query), observe),
+      head: timed('events.head', () => events.head(), observe),
+      purge: timed('events.purge', (before) => events.purge(before), observe),
     },
     purgeExpiredIdempotencyKeys: timed('idempotency.purge', (now) => store.purgeExpiredIdempotencyKeys(now), observe),
     secret: (name) => store.secret(name),

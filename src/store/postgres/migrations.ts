@@ -55,4 +55,81 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
   `,
+  `
+  -- The outbox (docs/decisions.md, "Events"). tx is the writing transaction's id: the feed orders by
+  -- (tx, seq) and shows an event once every transaction with a smaller id has ended, so no event that
+  -- commits later can appear before a position already handed out, without a lock on the writes.
+  CREATE TABLE events (
+    seq             BIGINT      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    tx              xid8        NOT NULL DEFAULT pg_current_xact_id(),
+    type            TEXT        NOT NULL,
+    at              TIMESTAMPTZ NOT NULL DEFAULT now(),
+    data            TEXT        NOT NULL,
+    previous_status TEXT
+  );
+  CREATE UNIQUE INDEX events_position ON events (tx, seq);
+  CREATE INDEX events_at ON events (at);
+
+  -- The newest position retention removed: a cursor before it would skip events (410).
+  CREATE TABLE event_retention (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    purged_tx  BIGINT  NOT NULL,
+    purged_seq BIGINT  NOT NULL
+  );
+  INSERT INTO event_retention (id, purged_tx, purged_seq) VALUES (1, 0, 0);
+
+  CREATE TABLE webhook_endpoints (
+    id          BIGINT      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    url         TEXT        NOT NULL,
+    events      TEXT        NOT NULL,
+    description TEXT,
+    enabled     BOOLEAN     NOT NULL,
+    secret      TEXT        NOT NULL,
+    created_at  TIMESTAMPTZ NOT NULL
+  );
+
+  -- One row per (event, endpoint), made in the event's transaction by the trigger below: what is to be sent.
+  CREATE TABLE webhook_deliveries (
+    id              BIGINT      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    event_seq       BIGINT      NOT NULL REFERENCES events (seq) ON DELETE CASCADE,
+    endpoint_id     BIGINT      NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    status          TEXT        NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    attempts        INTEGER     NOT NULL DEFAULT 0,
+    next_attempt_at TIMESTAMPTZ,
+    claimed_until   TIMESTAMPTZ,
+    UNIQUE (event_seq, endpoint_id)
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id);
+
+  -- The deliveries log: one row per attempt.
+  CREATE TABLE webhook_attempts (
+    id              BIGINT      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    delivery_id     BIGINT      NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    endpoint_id     BIGINT      NOT NULL,
+    event_seq       BIGINT      NOT NULL,
+    type            TEXT        NOT NULL,
+    attempt         INTEGER     NOT NULL,
+    status          TEXT        NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    response_status INTEGER,
+    error           TEXT,
+    attempted_at    TIMESTAMPTZ NOT NULL,
+    next_attempt_at TIMESTAMPTZ
+  );
+  CREATE INDEX webhook_attempts_endpoint_id ON webhook_attempts (endpoint_id, id);
+  CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id);
+
+  -- Fan-out: an event is sent to the endpoints enabled for its type when it is recorded, and to no other.
+  -- One statement per INSERT into events (a batch of creates makes one), not one per row.
+  CREATE FUNCTION events_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
+    SELECT e.seq, w.id, 'pending', e.at FROM new_events e
+    JOIN webhook_endpoints w ON w.enabled AND e.type = ANY (string_to_array(w.events, ','));
+    RETURN NULL;
+  END
+  $$;
+  CREATE TRIGGER events_fan_out AFTER INSERT ON events REFERENCING NEW TABLE AS new_events
+    FOR EACH STATEMENT EXECUTE FUNCTION events_fan_out();
+  `,
 ];

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
 import type { PetStatus } from '../../domain/pet-status.js';
 import { readQueries } from '../keyset-page.js';
-import { asDate, ORDER_COLUMNS, type OrderRow, orderFromRow } from '../rows.js';
+import { asDate, ORDER_COLUMNS, type OrderRow, orderFromRow, PET_COLUMNS, type PetRow } from '../rows.js';
 import { postgresParam } from '../sql-params.js';
 import type {
   ChangeOrderResult,
@@ -15,6 +15,7 @@ import type {
 } from '../store.js';
 import { lockKey } from './advisory-locks.js';
 import { pgOnce } from './idempotency.js';
+import { type NewEvent, recordEvents } from './outbox.js';
 import type { Database } from './postgres-db.js';
 import { PostgresTableReads } from './table-reads.js';
 
@@ -26,13 +27,24 @@ const fromRow = (row: OrderRow<Date>) => orderFromRow(row, asDate);
  * Takes the pet if it is available and records the order, in one statement. Order ids become visible in
  * id order, as pet ids do (see PET_QUERIES.insert): the order-ids lock is taken after the pet and before
  * the id is drawn. Alone, the statement commits itself, so the fleet-wide lock is never held while
- * waiting on this process.
+ * waiting on this process. The same statement records `order.placed`, then the pet's `pet.status_changed`.
  */
-const PLACE = `WITH taken AS (UPDATE pets SET status = $1 WHERE id = $2 AND status = $3 RETURNING id),
-  in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('order-ids')}) FROM taken)
-  INSERT INTO orders (pet_id, quantity, status, created_at)
-  SELECT taken.id, $4::integer, 'placed', $5::timestamptz FROM taken, in_id_order
-  RETURNING ${ORDER_COLUMNS}`;
+const PLACE = `WITH taken AS (UPDATE pets SET status = $1 WHERE id = $2 AND status = $3 RETURNING ${PET_COLUMNS}),
+  in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('order-ids')}) FROM taken),
+  placed AS (INSERT INTO orders (pet_id, quantity, status, created_at)
+    SELECT taken.id, $4::integer, 'placed', $5::timestamptz FROM taken, in_id_order
+    RETURNING ${ORDER_COLUMNS}),
+  recorded AS (INSERT INTO events (type, data, previous_status)
+    SELECT type, data, previous_status FROM (
+      SELECT 1 AS n, 'order.placed' AS type, to_jsonb(placed)::text AS data, NULL AS previous_status FROM placed
+      UNION ALL
+      SELECT 2, 'pet.status_changed', to_jsonb(taken)::text, $3 FROM taken, placed
+    ) AS e ORDER BY n)
+  SELECT ${ORDER_COLUMNS} FROM placed`;
+
+/** Moves the pet when its status changes (approving leaves it pending), returning it and its old status. */
+const MOVE_PET = `UPDATE pets SET status = $1 FROM (SELECT id, status AS previous FROM pets WHERE id = $2) AS old
+  WHERE pets.id = old.id AND old.previous <> $1 RETURNING pets.id, name, category_id, pets.status, old.previous`;
 
 /** Runs one named statement: on the pool (a statement of its own) or on a transaction's client. */
 type Rows = <R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<R[]>;
@@ -82,12 +94,21 @@ export class PostgresOrderStore extends PostgresTableReads<OrderRow<Date>, Order
       if (current === undefined) return { outcome: 'order_not_found' };
       const decision = move(current.status, to);
       if (!decision.allowed) return { outcome: 'refused', from: current.status };
-      await client.query('UPDATE pets SET status = $1 WHERE id = $2', [decision.petStatus, current.pet_id]);
       const changed = await client.query<OrderRow<Date>>(
         `UPDATE orders SET status = $1 WHERE id = $2 RETURNING ${ORDER_COLUMNS}`,
         [to, id],
       );
-      return { outcome: 'changed', order: fromRow(changed.rows[0] as OrderRow<Date>) };
+      const order = changed.rows[0] as OrderRow<Date>;
+      const events: NewEvent[] = [{ type: 'order.status_changed', row: order, previousStatus: current.status }];
+      // The pet is held by this order alone (it was available when placed), so nothing moves it meanwhile.
+      const pet = await client.query<PetRow & { previous: PetStatus }>(MOVE_PET, [decision.petStatus, current.pet_id]);
+      const moved = pet.rows[0];
+      if (moved !== undefined) {
+        const { previous, ...row } = moved;
+        events.push({ type: 'pet.status_changed', row, previousStatus: previous });
+      }
+      await recordEvents(client, events);
+      return { outcome: 'changed', order: fromRow(order) };
     });
   }
 }

@@ -1,6 +1,7 @@
 import { PET_COLUMNS, type PetRow, petFromRow } from '../rows.js';
 import { type NewPetRecord, type PetRecord, StoreUnavailableError } from '../store.js';
 import { lockKey } from './advisory-locks.js';
+import { PET_CREATED_EVENTS } from './outbox.js';
 import type { Database } from './postgres-db.js';
 
 /** Rows in one statement at most: the arrays stay small, and one slow batch holds few callers. */
@@ -8,13 +9,16 @@ const MAX_BATCH = 256;
 
 /**
  * One statement inserts a batch under the id-order lock (see PET_QUERIES.insert): `ORDER BY n` draws the
- * identity values in the batch's order, so the k-th smallest id returned belongs to the k-th pet.
+ * identity values in the batch's order, so the k-th smallest id returned belongs to the k-th pet. The
+ * pets' events ride in the same statement.
  */
 const INSERT_BATCH = `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('pet-ids')})),
   input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS i(name, category_id, status, n))
-  INSERT INTO pets (name, category_id, status)
-  SELECT name, category_id, status FROM input, in_id_order ORDER BY n
-  RETURNING ${PET_COLUMNS}`;
+  inserted AS (INSERT INTO pets (name, category_id, status)
+    SELECT name, category_id, status FROM input, in_id_order ORDER BY n
+    RETURNING ${PET_COLUMNS}),
+  ${PET_CREATED_EVENTS}
+  SELECT ${PET_COLUMNS} FROM inserted`;
 
 interface Job {
   readonly pet: NewPetRecord;

@@ -4,6 +4,7 @@ import { postgresParam } from '../sql-params.js';
 import type { NewPetRecord, Once, OnceResult, PetRecord, PetStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
 import { pgOnce } from './idempotency.js';
+import { PET_CREATED_EVENTS } from './outbox.js';
 import { PetInsertBatch } from './pet-insert-batch.js';
 import type { Database } from './postgres-db.js';
 import { PostgresTableReads } from './table-reads.js';
@@ -14,11 +15,14 @@ import { PostgresTableReads } from './table-reads.js';
  * Inserts take a transaction-level advisory lock before the identity value is drawn and hold it until
  * commit, so pets become visible in id order: a reader never sees id N+1 while N is still in flight,
  * and keyset pages never skip a pet. (Without it, two concurrent inserts can commit out of id order.)
+ * The same statement records each pet's `pet.created` event.
  */
 export const PET_QUERIES = {
-  insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('pet-ids')}))
-    INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM in_id_order
-    RETURNING ${PET_COLUMNS}`,
+  insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('pet-ids')})),
+    inserted AS (INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM in_id_order
+      RETURNING ${PET_COLUMNS}),
+    ${PET_CREATED_EVENTS}
+    SELECT ${PET_COLUMNS} FROM inserted`,
   ...readQueries('pets', PET_COLUMNS, postgresParam),
 };
 

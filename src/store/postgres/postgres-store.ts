@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { PostgresDatabaseConfig } from '../../config.js';
+import type { EventStore } from '../event-store.js';
 import { SharedTokenRead } from '../shared-token-read.js';
 import type { ApiKeyStore, OrderStore, PetStore, PoolStats, Store } from '../store.js';
 import { PostgresApiKeyStore } from './api-keys.js';
 import { createPool, migrateOnce } from './connections.js';
+import { PostgresEventStore } from './events.js';
 import { purgeExpiredOnce } from './idempotency.js';
 import { PostgresOrderStore } from './orders.js';
 import { PostgresPetStore } from './pets.js';
@@ -24,6 +26,7 @@ export class PostgresStore implements Store {
   readonly pets: PetStore;
   readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
+  readonly events: EventStore;
   readonly #pool: pg.Pool;
   readonly #db: Database;
   readonly #snapshots: SharedTokenRead;
@@ -39,6 +42,7 @@ export class PostgresStore implements Store {
     this.pets = new PostgresPetStore(db);
     this.orders = new PostgresOrderStore(db);
     this.apiKeys = new PostgresApiKeyStore(db);
+    this.events = new PostgresEventStore(db);
   }
 
   /** Connects, and brings the schema up to date. */

@@ -55,4 +55,73 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
   `,
+  `
+  -- The outbox (docs/decisions.md, "Events"): every change to pets and orders records its events here in its
+  -- own transaction. seq is the commit order: one writer at a time, and AUTOINCREMENT never reuses a number.
+  CREATE TABLE events (
+    seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+    type            TEXT    NOT NULL,
+    at              INTEGER NOT NULL,
+    data            TEXT    NOT NULL,
+    previous_status TEXT
+  ) STRICT;
+  CREATE INDEX events_type_seq ON events (type, seq);
+  CREATE INDEX events_at ON events (at);
+
+  -- The newest position retention removed: a cursor before it would skip events (410).
+  CREATE TABLE event_retention (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    purged_tx  INTEGER NOT NULL,
+    purged_seq INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO event_retention (id, purged_tx, purged_seq) VALUES (1, 0, 0);
+
+  CREATE TABLE webhook_endpoints (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    url         TEXT    NOT NULL,
+    events      TEXT    NOT NULL,
+    description TEXT,
+    enabled     INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+    secret      TEXT    NOT NULL,
+    created_at  INTEGER NOT NULL
+  ) STRICT;
+
+  -- One row per (event, endpoint), made in the event's transaction by the trigger below: what is to be sent.
+  CREATE TABLE webhook_deliveries (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_seq       INTEGER NOT NULL REFERENCES events (seq) ON DELETE CASCADE,
+    endpoint_id     INTEGER NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    status          TEXT    NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER,
+    claimed_until   INTEGER,
+    UNIQUE (event_seq, endpoint_id)
+  ) STRICT;
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id);
+
+  -- The deliveries log: one row per attempt.
+  CREATE TABLE webhook_attempts (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_id     INTEGER NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    endpoint_id     INTEGER NOT NULL,
+    event_seq       INTEGER NOT NULL,
+    type            TEXT    NOT NULL,
+    attempt         INTEGER NOT NULL,
+    status          TEXT    NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    response_status INTEGER,
+    error           TEXT,
+    attempted_at    INTEGER NOT NULL,
+    next_attempt_at INTEGER
+  ) STRICT;
+  CREATE INDEX webhook_attempts_endpoint_id ON webhook_attempts (endpoint_id, id);
+  CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id);
+
+  -- Fan-out: an event is sent to the endpoints enabled for its type when it is recorded, and to no other.
+  CREATE TRIGGER events_fan_out AFTER INSERT ON events BEGIN
+    INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
+    SELECT NEW.seq, id, 'pending', NEW.at FROM webhook_endpoints
+    WHERE enabled = 1 AND instr(',' || events || ',', ',' || NEW.type || ',') > 0;
+  END;
+  `,
 ];

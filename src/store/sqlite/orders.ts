@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
 import type { PetStatus } from '../../domain/pet-status.js';
 import { readQueries } from '../keyset-page.js';
-import { fromMilliseconds, ORDER_COLUMNS, type OrderRow, orderFromRow } from '../rows.js';
+import { fromMilliseconds, ORDER_COLUMNS, type OrderRow, orderFromRow, PET_COLUMNS, type PetRow } from '../rows.js';
 import { sqliteParam } from '../sql-params.js';
 import type {
   ChangeOrderResult,
@@ -15,6 +15,7 @@ import type {
 } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
 import type { OnceRunner } from './idempotency.js';
+import type { SqliteOutbox } from './outbox.js';
 import { SqliteTableReads } from './table-reads.js';
 
 export const ORDER_QUERIES = {
@@ -35,11 +36,18 @@ export class SqliteOrderStore extends SqliteTableReads<OrderRow<number>, OrderRe
   readonly #change: (id: number, to: OrderStatus) => ChangeOrderResult;
   readonly #writes: GroupCommit;
 
-  constructor(db: Database.Database, runOnce: OnceRunner, writes: GroupCommit) {
+  constructor(db: Database.Database, runOnce: OnceRunner, writes: GroupCommit, outbox: SqliteOutbox) {
     super(db, ORDER_QUERIES, fromRow);
     this.#writes = writes;
     const petStatus = db.prepare<[number], { status: PetStatus }>('SELECT status FROM pets WHERE id = ?');
-    const setPetStatus = db.prepare<[string, number]>('UPDATE pets SET status = ? WHERE id = ?');
+    const setPetStatus = db.prepare<[string, number], PetRow>(
+      `UPDATE pets SET status = ? WHERE id = ? RETURNING ${PET_COLUMNS}`,
+    );
+    /** Moves the pet, recording the move when its status changes (approving an order leaves it pending). */
+    const movePet = (petId: number, from: PetStatus, to: PetStatus) => {
+      if (from === to) return;
+      outbox.record('pet.status_changed', setPetStatus.get(to, petId) as PetRow, from);
+    };
     const insert = db.prepare<[number, number, number], OrderRow<number>>(ORDER_QUERIES.insert);
     const setStatus = db.prepare<[string, number], OrderRow<number>>(
       `UPDATE orders SET status = ? WHERE id = ? RETURNING ${ORDER_COLUMNS}`,
@@ -49,8 +57,9 @@ export class SqliteOrderStore extends SqliteTableReads<OrderRow<number>, OrderRe
       const pet = petStatus.get(order.petId);
       if (pet === undefined) return { outcome: 'pet_not_found' };
       if (pet.status !== PLACEABLE_PET_STATUS) return { outcome: 'pet_not_available', petStatus: pet.status };
-      setPetStatus.run(PLACED_PET_STATUS, order.petId);
       const row = insert.get(order.petId, order.quantity, order.createdAt.getTime()) as OrderRow<number>;
+      outbox.record('order.placed', row);
+      movePet(order.petId, pet.status, PLACED_PET_STATUS);
       return { outcome: 'placed', order: fromRow(row) };
     });
     this.#place = place;
@@ -66,8 +75,11 @@ export class SqliteOrderStore extends SqliteTableReads<OrderRow<number>, OrderRe
       if (current === undefined) return { outcome: 'order_not_found' };
       const decision = move(current.status, to);
       if (!decision.allowed) return { outcome: 'refused', from: current.status };
-      setPetStatus.run(decision.petStatus, current.petId);
-      return { outcome: 'changed', order: fromRow(setStatus.get(to, id) as OrderRow<number>) };
+      const row = setStatus.get(to, id) as OrderRow<number>;
+      outbox.record('order.status_changed', row, current.status);
+      const pet = petStatus.get(current.petId) as { status: PetStatus };
+      movePet(current.petId, pet.status, decision.petStatus);
+      return { outcome: 'changed', order: fromRow(row) };
     });
   }
 

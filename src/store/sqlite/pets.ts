@@ -5,6 +5,7 @@ import { sqliteParam } from '../sql-params.js';
 import type { NewPetRecord, Once, OnceResult, PetRecord, PetStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
 import type { OnceRunner } from './idempotency.js';
+import type { SqliteOutbox } from './outbox.js';
 import { SqliteTableReads } from './table-reads.js';
 
 /** The hot queries, exported so a test can check their plans. */
@@ -19,11 +20,16 @@ export class SqlitePetStore extends SqliteTableReads<PetRow, PetRecord> implemen
   readonly #createOnce: (pet: NewPetRecord, once: Once<PetRecord>) => OnceResult<PetRecord>;
   readonly #writes: GroupCommit;
 
-  constructor(db: Database.Database, runOnce: OnceRunner, writes: GroupCommit) {
+  constructor(db: Database.Database, runOnce: OnceRunner, writes: GroupCommit, outbox: SqliteOutbox) {
     super(db, PET_QUERIES, petFromRow);
     this.#writes = writes;
     const insert = db.prepare<[string, number, string], PetRow>(PET_QUERIES.insert);
-    this.#insert = (pet) => petFromRow(insert.get(pet.name, pet.categoryId, pet.status) as PetRow);
+    // Each write runs in a savepoint of the group commit: the pet and its event commit together.
+    this.#insert = (pet) => {
+      const row = insert.get(pet.name, pet.categoryId, pet.status) as PetRow;
+      outbox.record('pet.created', row);
+      return petFromRow(row);
+    };
     this.#createOnce = db.transaction((pet: NewPetRecord, once: Once<PetRecord>) =>
       runOnce(
         once,

@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import type { EventStore } from '../event-store.js';
 import { SharedTokenRead } from '../shared-token-read.js';
 import type { ApiKeyStore, OrderStore, PetStore, Store } from '../store.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { changeTokenReader } from './change-token.js';
+import { SqliteEventStore } from './events.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteIdempotencyKeys } from './idempotency.js';
 import { openDatabase } from './open-database.js';
 import { SqliteOrderStore } from './orders.js';
+import { SqliteOutbox } from './outbox.js';
 import { SqlitePetStore } from './pets.js';
 import { shrinkSwollenWal } from './wal-shrink.js';
 
@@ -21,6 +24,7 @@ export class SqliteStore implements Store {
   readonly pets: PetStore;
   readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
+  readonly events: EventStore;
   readonly #db: Database.Database;
   readonly #idempotencyKeys: SqliteIdempotencyKeys;
   readonly #tokens: SharedTokenRead;
@@ -32,8 +36,10 @@ export class SqliteStore implements Store {
     this.#tokens = new SharedTokenRead(changeTokenReader(db));
     this.#idempotencyKeys = new SqliteIdempotencyKeys(db);
     this.#writes = new GroupCommit(db);
-    this.pets = new SqlitePetStore(db, this.#idempotencyKeys.runOnce, this.#writes);
-    this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, this.#writes);
+    const outbox = new SqliteOutbox(db);
+    this.pets = new SqlitePetStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
+    this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
+    this.events = new SqliteEventStore(db, this.#writes);
     this.apiKeys = new SqliteApiKeyStore(db, this.#writes);
     this.#stopWalChecks = shrinkSwollenWal(db);
   }

@@ -1,0 +1,39 @@
+import type { EventType } from '../domain/event-types.js';
+import type { OrderStatus } from '../domain/order-status.js';
+import type { PetStatus } from '../domain/pet-status.js';
+import type { EventRecord } from './event-store.js';
+import { type OrderRow, orderFromRow, type PetRow, petFromRow, type ToDate } from './rows.js';
+
+/** The events table's columns, as both backends select them (tx as a number: 0 on SQLite). */
+export interface EventRow<D> {
+  seq: number;
+  tx: number;
+  type: EventType;
+  at: D;
+  /** The changed pet's or order's row as JSON, in the table's own column names. */
+  data: string;
+  previous_status: string | null;
+}
+
+/** An order row inside event data keeps its timestamp as the backend wrote it: milliseconds or ISO text. */
+const dataDate: ToDate<number | string> = (value) => new Date(value);
+
+export function eventFromRow<D>(row: EventRow<D>, toDate: ToDate<D>): EventRecord {
+  const base = { seq: row.seq, position: { tx: row.tx, seq: row.seq }, at: toDate(row.at) };
+  const data = JSON.parse(row.data) as PetRow & OrderRow<number | string>;
+  switch (row.type) {
+    case 'pet.created':
+      return { ...base, type: row.type, pet: petFromRow(data) };
+    case 'pet.status_changed':
+      return { ...base, type: row.type, pet: petFromRow(data), previousStatus: row.previous_status as PetStatus };
+    case 'order.placed':
+      return { ...base, type: row.type, order: orderFromRow(data, dataDate) };
+    case 'order.status_changed':
+      return {
+        ...base,
+        type: row.type,
+        order: orderFromRow(data, dataDate),
+        previousStatus: row.previous_status as OrderStatus,
+      };
+  }
+}

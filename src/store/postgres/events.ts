@@ -1,0 +1,71 @@
+import { type EventPosition, positionAfter } from '../../domain/event-position.js';
+import { type EventRow, eventFromRow } from '../event-rows.js';
+import type { EventPage, EventQuery, EventStore } from '../event-store.js';
+import { asDate } from '../rows.js';
+import type { Database } from './postgres-db.js';
+
+/**
+ * Only transactions that have ended: every transaction with an id below the snapshot's xmin has committed
+ * or rolled back, and every later one gets a larger id, so no event can still appear below this line.
+ */
+const ENDED = 'tx < pg_snapshot_xmin(pg_current_snapshot())';
+const COLUMNS = 'seq, tx::text::bigint AS tx, type, at, data, previous_status';
+const AFTER = '(tx, seq) > ($1::text::xid8, $2)';
+
+const QUERIES = {
+  page: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} ORDER BY tx, seq LIMIT $3`,
+  pageOfType: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} AND type = $4 ORDER BY tx, seq LIMIT $3`,
+  newest: `SELECT tx::text::bigint AS tx, seq FROM events WHERE ${ENDED} ORDER BY tx DESC, seq DESC LIMIT 1`,
+  purged: 'SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention',
+  purge: `WITH gone AS (
+      DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE at < $1 AND ${ENDED} ORDER BY at LIMIT $2)
+      RETURNING tx::text::bigint AS tx, seq),
+    newest AS (SELECT tx, seq FROM gone ORDER BY tx DESC, seq DESC LIMIT 1),
+    marked AS (UPDATE event_retention SET purged_tx = newest.tx, purged_seq = newest.seq FROM newest
+      WHERE (newest.tx, newest.seq) > (purged_tx, purged_seq))
+    SELECT count(*)::int AS removed FROM gone`,
+};
+
+/** Events removed per statement by retention, so a large purge never holds its locks for long. */
+const PURGE_BATCH = 5000;
+
+/** The feed on PostgreSQL, in (tx, seq) order: see the events table's migration and docs/decisions.md. */
+export class PostgresEventStore implements EventStore {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async list(query: EventQuery): Promise<EventPage> {
+    const after = query.after;
+    if (after !== undefined && positionAfter(await this.#purgedThrough(), after)) return { outcome: 'gone' };
+    const values = [String(after?.tx ?? 0), after?.seq ?? 0, query.limit];
+    const rows =
+      query.type === undefined
+        ? await this.#db.rows<EventRow<Date>>('events-page', QUERIES.page, values)
+        : await this.#db.rows<EventRow<Date>>('events-page-of-type', QUERIES.pageOfType, [...values, query.type]);
+    return { outcome: 'page', events: rows.map((row) => eventFromRow(row, asDate)) };
+  }
+
+  async head(): Promise<EventPosition> {
+    const [newest] = await this.#db.rows<{ tx: number; seq: number }>('events-newest', QUERIES.newest, []);
+    const purged = await this.#purgedThrough();
+    return newest !== undefined && positionAfter(newest, purged) ? { tx: newest.tx, seq: newest.seq } : purged;
+  }
+
+  async purge(before: Date): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const [row] = await this.#db.rows<{ removed: number }>('events-purge', QUERIES.purge, [before, PURGE_BATCH]);
+      const batch = row?.removed ?? 0;
+      removed += batch;
+      if (batch < PURGE_BATCH) return removed;
+    }
+  }
+
+  async #purgedThrough(): Promise<EventPosition> {
+    const [row] = await this.#db.rows<{ tx: number; seq: number }>('events-purged', QUERIES.purged, []);
+    return row ?? { tx: 0, seq: 0 };
+  }
+}

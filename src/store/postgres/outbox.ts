@@ -1,0 +1,35 @@
+import type pg from 'pg';
+import type { EventType } from '../../domain/event-types.js';
+import type { OrderRow, PetRow } from '../rows.js';
+
+/**
+ * The outbox's write side on PostgreSQL. A statement that inserts pets records their events in the same
+ * statement with this CTE (named `pet_created`), over the CTE `inserted` that returned the pet rows; other
+ * writes call recordEvents in their transaction. The events_fan_out trigger queues webhook deliveries.
+ * Event data is the row as JSON in its table's column names, as on SQLite.
+ */
+export const PET_CREATED_EVENTS = `pet_created AS (
+    INSERT INTO events (type, data) SELECT 'pet.created', to_jsonb(inserted)::text FROM inserted ORDER BY inserted.id)`;
+
+const INSERT_EVENTS = `INSERT INTO events (type, data, previous_status)
+  SELECT type, data, previous_status FROM unnest($1::text[], $2::text[], $3::text[])
+  WITH ORDINALITY AS e(type, data, previous_status, n) ORDER BY n`;
+
+export interface NewEvent {
+  readonly type: EventType;
+  readonly row: PetRow | OrderRow<Date>;
+  readonly previousStatus?: string;
+}
+
+/** Records events, in this order, in the client's transaction. */
+export async function recordEvents(client: pg.ClientBase, events: readonly NewEvent[]): Promise<void> {
+  await client.query({
+    name: 'events-insert',
+    text: INSERT_EVENTS,
+    values: [
+      events.map((event) => event.type),
+      events.map((event) => JSON.stringify(event.row)),
+      events.map((event) => event.previousStatus ?? null),
+    ],
+  });
+}
