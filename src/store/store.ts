@@ -2,6 +2,7 @@ import type { Scope } from '../domain/api-key.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { PetStatus } from '../domain/pet-status.js';
 import type { EventStore } from './event-store.js';
+import type { WebhookStore } from './webhook-store.js';
 
 /**
  * The one storage interface. Implementations (SQLite now, PostgreSQL next) pass the same contract
@@ -14,6 +15,8 @@ export interface Store {
   readonly apiKeys: ApiKeyStore;
   /** The outbox: the events every change of pets and orders records in its own transaction. */
   readonly events: EventStore;
+  /** Webhook endpoints and their deliveries log. */
+  readonly webhooks: WebhookStore;
   /** Removes idempotency records that expired before `now`; returns how many. */
   purgeExpiredIdempotencyKeys(now: Date): Promise<number>;
   /** A random secret shared by every instance on this database, created on first use. */

@@ -22,7 +22,7 @@ function timed<A extends unknown[], R>(call: string, run: (...args: A) => Promis
  * method added to the Store interface does not compile until it is timed here too.
  */
 export function timedStore(store: Store, observe: ObserveCall): Store {
-  const { pets, orders, apiKeys, events } = store;
+  const { pets, orders, apiKeys, events, webhooks } = store;
   return {
     kind: store.kind,
     pets: {
@@ -50,6 +50,14 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
       list: timed('events.list', (query) => events.list(query), observe),
       head: timed('events.head', () => events.head(), observe),
       purge: timed('events.purge', (before) => events.purge(before), observe),
+    },
+    webhooks: {
+      create: timed('webhooks.create', (endpoint) => webhooks.create(endpoint), observe),
+      get: timed('webhooks.get', (id) => webhooks.get(id), observe),
+      list: timed('webhooks.list', (query) => webhooks.list(query), observe),
+      update: timed('webhooks.update', (id, change) => webhooks.update(id, change), observe),
+      remove: timed('webhooks.remove', (id) => webhooks.remove(id), observe),
+      attempts: timed('webhooks.attempts', (endpointId, query) => webhooks.attempts(endpointId, query), observe),
     },
     purgeExpiredIdempotencyKeys: timed('idempotency.purge', (now) => store.purgeExpiredIdempotencyKeys(now), observe),
     secret: (name) => store.secret(name),

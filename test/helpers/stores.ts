@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { createSchema, postgresUnreachable } from '../../dev/postgres-admin.js';
 import type { PostgresDatabaseConfig } from '../../src/config.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -12,6 +14,8 @@ export interface StoreFixture {
   readonly store: Store;
   /** Opens a second, independent connection to the same database (another instance). */
   reopen(): Promise<Store>;
+  /** Runs one SQL statement on its own connection, for rows no API writes; resolves with the rows it returns. */
+  sql(text: string): Promise<Record<string, unknown>[]>;
   dispose(): Promise<void>;
 }
 
@@ -35,6 +39,17 @@ const sqlite: StoreBackend = {
         const store = SqliteStore.open(path);
         opened.push(store);
         return store;
+      },
+      async sql(text) {
+        const db = new Database(path);
+        try {
+          const statement = db.prepare<[], Record<string, unknown>>(text);
+          if (statement.reader) return statement.all();
+          statement.run();
+          return [];
+        } finally {
+          db.close();
+        }
       },
       async dispose() {
         for (const store of opened) await store.close();
@@ -73,6 +88,15 @@ const postgres: StoreBackend = {
         const store = await PostgresStore.open(postgresConfig(schema.url));
         opened.push(store);
         return store;
+      },
+      async sql(text) {
+        const client = new pg.Client({ connectionString: schema.url });
+        await client.connect();
+        try {
+          return (await client.query(text)).rows;
+        } finally {
+          await client.end();
+        }
       },
       async dispose() {
         for (const store of opened) await store.close();

@@ -4,6 +4,7 @@ import type { PostgresDatabaseConfig } from '../../config.js';
 import type { EventStore } from '../event-store.js';
 import { SharedTokenRead } from '../shared-token-read.js';
 import type { ApiKeyStore, OrderStore, PetStore, PoolStats, Store } from '../store.js';
+import type { WebhookStore } from '../webhook-store.js';
 import { PostgresApiKeyStore } from './api-keys.js';
 import { createPool, migrateOnce } from './connections.js';
 import { PostgresEventStore } from './events.js';
@@ -11,6 +12,7 @@ import { purgeExpiredOnce } from './idempotency.js';
 import { PostgresOrderStore } from './orders.js';
 import { PostgresPetStore } from './pets.js';
 import { Database } from './postgres-db.js';
+import { PostgresWebhookStore } from './webhooks.js';
 
 /** How long closing waits for the database to acknowledge. */
 const CLOSE_WAIT_MS = 2000;
@@ -27,6 +29,7 @@ export class PostgresStore implements Store {
   readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
   readonly events: EventStore;
+  readonly webhooks: WebhookStore;
   readonly #pool: pg.Pool;
   readonly #db: Database;
   readonly #snapshots: SharedTokenRead;
@@ -43,6 +46,7 @@ export class PostgresStore implements Store {
     this.orders = new PostgresOrderStore(db);
     this.apiKeys = new PostgresApiKeyStore(db);
     this.events = new PostgresEventStore(db);
+    this.webhooks = new PostgresWebhookStore(db);
   }
 
   /** Connects, and brings the schema up to date. */

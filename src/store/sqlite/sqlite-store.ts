@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import type { EventStore } from '../event-store.js';
 import { SharedTokenRead } from '../shared-token-read.js';
 import type { ApiKeyStore, OrderStore, PetStore, Store } from '../store.js';
+import type { WebhookStore } from '../webhook-store.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { changeTokenReader } from './change-token.js';
 import { SqliteEventStore } from './events.js';
@@ -13,6 +14,7 @@ import { SqliteOrderStore } from './orders.js';
 import { SqliteOutbox } from './outbox.js';
 import { SqlitePetStore } from './pets.js';
 import { shrinkSwollenWal } from './wal-shrink.js';
+import { SqliteWebhookStore } from './webhooks.js';
 
 /**
  * The embedded store: one SQLite file (see openDatabase). better-sqlite3 is synchronous; each call is
@@ -25,6 +27,7 @@ export class SqliteStore implements Store {
   readonly orders: OrderStore;
   readonly apiKeys: ApiKeyStore;
   readonly events: EventStore;
+  readonly webhooks: WebhookStore;
   readonly #db: Database.Database;
   readonly #idempotencyKeys: SqliteIdempotencyKeys;
   readonly #tokens: SharedTokenRead;
@@ -41,6 +44,7 @@ export class SqliteStore implements Store {
     this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
     this.events = new SqliteEventStore(db, this.#writes);
     this.apiKeys = new SqliteApiKeyStore(db, this.#writes);
+    this.webhooks = new SqliteWebhookStore(db, this.#writes);
     this.#stopWalChecks = shrinkSwollenWal(db);
   }
 

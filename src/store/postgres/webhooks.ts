@@ -1,0 +1,88 @@
+import { asDate } from '../rows.js';
+import { postgresParam } from '../sql-params.js';
+import type { PageQuery } from '../store.js';
+import {
+  attemptFromRow,
+  changeValues,
+  type DeliveryAttemptRow,
+  ENDPOINT_COLUMNS,
+  endpointFromRow,
+  eventsColumn,
+  type WebhookEndpointRow,
+  webhookQueries,
+} from '../webhook-rows.js';
+import type {
+  AttemptQuery,
+  DeliveryAttemptRecord,
+  NewWebhookEndpointRecord,
+  WebhookEndpointChange,
+  WebhookEndpointRecord,
+  WebhookStore,
+} from '../webhook-store.js';
+import { lockKey } from './advisory-locks.js';
+import type { Database } from './postgres-db.js';
+
+type Row = WebhookEndpointRow<Date>;
+
+const fromRow = (row: Row) => endpointFromRow(row, asDate);
+
+const QUERIES = {
+  // As pets' inserts: the lock, held to commit, makes endpoints visible in id order, so pages skip none.
+  insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('webhook-endpoint-ids')}))
+    INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at)
+    SELECT $1::text, $2::text, $3::text, true, $4::text, $5::timestamptz FROM in_id_order
+    RETURNING ${ENDPOINT_COLUMNS}`,
+  update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
+    enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END
+    WHERE id = $6 RETURNING ${ENDPOINT_COLUMNS}`,
+  ...webhookQueries(postgresParam),
+};
+
+/** Webhook endpoints and their deliveries log on PostgreSQL; each call is one statement. */
+export class PostgresWebhookStore implements WebhookStore {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async create(endpoint: NewWebhookEndpointRecord): Promise<WebhookEndpointRecord> {
+    const [row] = await this.#db.rows<Row>('webhooks-insert', QUERIES.insert, [
+      endpoint.url,
+      eventsColumn(endpoint.events),
+      endpoint.description,
+      endpoint.secret,
+      endpoint.createdAt,
+    ]);
+    return fromRow(row as Row);
+  }
+
+  async get(id: number): Promise<WebhookEndpointRecord | undefined> {
+    const [row] = await this.#db.rows<Row>('webhooks-get', QUERIES.get, [id]);
+    return row === undefined ? undefined : fromRow(row);
+  }
+
+  async list(query: PageQuery<never>): Promise<WebhookEndpointRecord[]> {
+    const rows = await this.#db.rows<Row>('webhooks-page', QUERIES.page, [query.afterId ?? 0, query.limit]);
+    return rows.map(fromRow);
+  }
+
+  async update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
+    const [row] = await this.#db.rows<Row>('webhooks-update', QUERIES.update, [...changeValues(change), id]);
+    return row === undefined ? undefined : fromRow(row);
+  }
+
+  async remove(id: number): Promise<boolean> {
+    return (await this.#db.count('webhooks-remove', QUERIES.remove, [id])) > 0;
+  }
+
+  async attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]> {
+    const before = query.beforeId ?? Number.MAX_SAFE_INTEGER;
+    const rows = await this.#db.rows<DeliveryAttemptRow<Date>>('webhooks-attempts', QUERIES.attempts, [
+      endpointId,
+      before,
+      query.limit,
+    ]);
+    return rows.map((row) => attemptFromRow(row, asDate));
+  }
+}

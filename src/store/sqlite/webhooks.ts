@@ -1,0 +1,94 @@
+import type Database from 'better-sqlite3';
+import { fromMilliseconds } from '../rows.js';
+import { sqliteParam } from '../sql-params.js';
+import type { PageQuery } from '../store.js';
+import {
+  attemptFromRow,
+  changeValues,
+  type DeliveryAttemptRow,
+  ENDPOINT_COLUMNS,
+  endpointFromRow,
+  eventsColumn,
+  type WebhookEndpointRow,
+  webhookQueries,
+} from '../webhook-rows.js';
+import type {
+  AttemptQuery,
+  DeliveryAttemptRecord,
+  NewWebhookEndpointRecord,
+  WebhookEndpointChange,
+  WebhookEndpointRecord,
+  WebhookStore,
+} from '../webhook-store.js';
+import type { GroupCommit } from './group-commit.js';
+
+type Row = WebhookEndpointRow<number>;
+type SqlValue = string | number | null;
+
+const fromRow = (row: Row) => endpointFromRow(row, fromMilliseconds);
+const recordOrNone = (row: Row | undefined) => (row === undefined ? undefined : fromRow(row));
+/** SQLite binds no booleans. */
+const bindable = (value: string | boolean | null): SqlValue => (typeof value === 'boolean' ? Number(value) : value);
+
+const QUERIES = {
+  insert: `INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at)
+    VALUES (?, ?, ?, 1, ?, ?) RETURNING ${ENDPOINT_COLUMNS}`,
+  update: `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
+    enabled = coalesce(?, enabled), description = CASE WHEN ? THEN ? ELSE description END
+    WHERE id = ? RETURNING ${ENDPOINT_COLUMNS}`,
+  ...webhookQueries(sqliteParam),
+};
+
+/** Webhook endpoints and their deliveries log on SQLite; writes go through the group commit. */
+export class SqliteWebhookStore implements WebhookStore {
+  readonly #writes: GroupCommit;
+  readonly #insert: Database.Statement<SqlValue[], Row>;
+  readonly #get: Database.Statement<[number], Row>;
+  readonly #page: Database.Statement<[number, number], Row>;
+  readonly #update: Database.Statement<SqlValue[], Row>;
+  readonly #remove: Database.Statement<[number]>;
+  readonly #attempts: Database.Statement<[number, number, number], DeliveryAttemptRow<number>>;
+
+  constructor(db: Database.Database, writes: GroupCommit) {
+    this.#writes = writes;
+    this.#insert = db.prepare<SqlValue[], Row>(QUERIES.insert);
+    this.#get = db.prepare(QUERIES.get);
+    this.#page = db.prepare(QUERIES.page);
+    this.#update = db.prepare<SqlValue[], Row>(QUERIES.update);
+    this.#remove = db.prepare(QUERIES.remove);
+    this.#attempts = db.prepare(QUERIES.attempts);
+  }
+
+  create(endpoint: NewWebhookEndpointRecord): Promise<WebhookEndpointRecord> {
+    const values = [
+      endpoint.url,
+      eventsColumn(endpoint.events),
+      endpoint.description,
+      endpoint.secret,
+      endpoint.createdAt.getTime(),
+    ];
+    return this.#writes.run(() => fromRow(this.#insert.get(...values) as Row));
+  }
+
+  async get(id: number): Promise<WebhookEndpointRecord | undefined> {
+    return recordOrNone(this.#get.get(id));
+  }
+
+  async list(query: PageQuery<never>): Promise<WebhookEndpointRecord[]> {
+    return this.#page.all(query.afterId ?? 0, query.limit).map(fromRow);
+  }
+
+  update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
+    const values = [...changeValues(change).map(bindable), id];
+    return this.#writes.run(() => recordOrNone(this.#update.get(...values)));
+  }
+
+  remove(id: number): Promise<boolean> {
+    return this.#writes.run(() => this.#remove.run(id).changes > 0);
+  }
+
+  async attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]> {
+    const found = this.#attempts.all(endpointId, query.beforeId ?? Number.MAX_SAFE_INTEGER, query.limit);
+    return found.map((row) => attemptFromRow(row, fromMilliseconds));
+  }
+}

@@ -1,0 +1,91 @@
+import type { DeliveryStatus } from '../domain/delivery-status.js';
+import type { EventType } from '../domain/event-types.js';
+import { readQueries } from './keyset-page.js';
+import type { ToDate } from './rows.js';
+import type { Param } from './sql-params.js';
+import type { DeliveryAttemptRecord, WebhookEndpointChange, WebhookEndpointRecord } from './webhook-store.js';
+
+/** The webhook tables' rows and their records, for both backends (see rows.ts). */
+export const ENDPOINT_COLUMNS = 'id, url, events, description, enabled, secret, created_at';
+export const ATTEMPT_COLUMNS =
+  'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at';
+
+/** The statements alike on both backends, in each one's parameter syntax (writes differ in their casts). */
+export function webhookQueries(param: Param) {
+  const { get, page } = readQueries('webhook_endpoints', ENDPOINT_COLUMNS, param);
+  return {
+    get,
+    page,
+    // Its deliveries and their attempts go with it (ON DELETE CASCADE; on SQLite foreign_keys is on).
+    remove: `DELETE FROM webhook_endpoints WHERE id = ${param(1)}`,
+    // Newest first, served by the (endpoint_id, id) index.
+    attempts: `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE endpoint_id = ${param(1)} AND id < ${param(2)}
+      ORDER BY id DESC LIMIT ${param(3)}`,
+  };
+}
+
+/** `events` is kept as comma-separated types: the fan-out trigger matches an event's type against it. */
+export const eventsColumn = (events: readonly EventType[]) => events.join(',');
+
+/**
+ * The parameters of both backends' one update statement: url, events, enabled (null keeps the column), then
+ * whether to set description and its value (a flag of its own, since null clears it).
+ */
+export function changeValues(change: WebhookEndpointChange) {
+  return [
+    change.url ?? null,
+    change.events === undefined ? null : eventsColumn(change.events),
+    change.enabled ?? null,
+    change.description !== undefined,
+    change.description ?? null,
+  ] as const;
+}
+
+export interface WebhookEndpointRow<D> {
+  id: number;
+  url: string;
+  events: string;
+  description: string | null;
+  /** SQLite has no boolean: 0 or 1 there. */
+  enabled: boolean | number;
+  secret: string;
+  created_at: D;
+}
+
+export interface DeliveryAttemptRow<D> {
+  id: number;
+  event_seq: number;
+  type: EventType;
+  attempt: number;
+  status: DeliveryStatus;
+  response_status: number | null;
+  error: string | null;
+  attempted_at: D;
+  next_attempt_at: D | null;
+}
+
+export function endpointFromRow<D>(row: WebhookEndpointRow<D>, toDate: ToDate<D>): WebhookEndpointRecord {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events.split(',') as EventType[],
+    description: row.description,
+    enabled: Boolean(row.enabled),
+    secret: row.secret,
+    createdAt: toDate(row.created_at),
+  };
+}
+
+export function attemptFromRow<D>(row: DeliveryAttemptRow<D>, toDate: ToDate<D>): DeliveryAttemptRecord {
+  return {
+    id: row.id,
+    eventSeq: row.event_seq,
+    type: row.type,
+    attempt: row.attempt,
+    status: row.status,
+    responseStatus: row.response_status,
+    error: row.error,
+    attemptedAt: toDate(row.attempted_at),
+    nextAttemptAt: row.next_attempt_at === null ? null : toDate(row.next_attempt_at),
+  };
+}

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { describe, type TestContext, test } from 'node:test';
+import type { NewWebhookEndpointRecord } from '../src/store/webhook-store.js';
+import { eachBackend } from './helpers/harness.js';
+
+const endpoint = (overrides: Partial<NewWebhookEndpointRecord> = {}): NewWebhookEndpointRecord => ({
+  url: 'https://hooks.example.com/in',
+  events: ['order.placed', 'pet.created'],
+  description: null,
+  secret: 'whsec_c2VjcmV0',
+  createdAt: new Date('2026-01-02T03:04:05.678Z'),
+  ...overrides,
+});
+
+eachBackend((backend) => {
+  describe(`webhook store contract [${backend.name}]`, () => {
+    async function fresh(t: TestContext) {
+      const fixture = await backend.create();
+      t.after(() => fixture.dispose());
+      return fixture;
+    }
+
+    test('create keeps every field as given, enabled; get and list return it', async (t) => {
+      const { store } = await fresh(t);
+      const created = await store.webhooks.create(endpoint({ description: 'Ünïcode 🐈' }));
+      assert.deepEqual(created, { id: created.id, enabled: true, ...endpoint({ description: 'Ünïcode 🐈' }) });
+      assert.deepEqual(await store.webhooks.get(created.id), created);
+      assert.equal(await store.webhooks.get(created.id + 1), undefined);
+      const more = [await store.webhooks.create(endpoint()), await store.webhooks.create(endpoint())];
+      assert.deepEqual(await store.webhooks.list({ limit: 10 }), [created, ...more]);
+      assert.deepEqual(await store.webhooks.list({ limit: 1, afterId: created.id }), [more[0]]);
+    });
+
+    test('update changes only what it is given; description null clears it; unknown ids are undefined', async (t) => {
+      const { store } = await fresh(t);
+      const { id } = await store.webhooks.create(endpoint({ description: 'kept' }));
+      const disabled = await store.webhooks.update(id, { enabled: false });
+      assert.deepEqual(disabled, { id, enabled: false, ...endpoint({ description: 'kept' }) });
+      const moved = await store.webhooks.update(id, { url: 'https://other.example.com/', events: ['pet.created'] });
+      assert.deepEqual(moved, { ...disabled, url: 'https://other.example.com/', events: ['pet.created'] });
+      assert.equal((await store.webhooks.update(id, { description: undefined }))?.description, 'kept');
+      assert.equal((await store.webhooks.update(id, { description: null }))?.description, null);
+      assert.equal((await store.webhooks.update(id, { enabled: true }))?.enabled, true);
+      assert.equal(await store.webhooks.update(id + 1, { enabled: true }), undefined);
+    });
+
+    test('only enabled endpoints subscribed to a type get its deliveries; remove takes them along', async (t) => {
+      const fixture = await fresh(t);
+      const { store } = fixture;
+      const subscribed = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const elsewhere = await store.webhooks.create(endpoint({ events: ['order.placed'] }));
+      const disabled = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      await store.webhooks.update(disabled.id, { enabled: false });
+      await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
+      const queued = await fixture.sql('SELECT endpoint_id FROM webhook_deliveries ORDER BY id');
+      assert.deepEqual(
+        queued.map((row) => Number(row.endpoint_id)),
+        [subscribed.id],
+      );
+      assert.equal(await store.webhooks.remove(subscribed.id), true);
+      assert.deepEqual(await fixture.sql('SELECT endpoint_id FROM webhook_deliveries'), []);
+      assert.equal(await store.webhooks.remove(subscribed.id), false);
+      assert.deepEqual(
+        (await store.webhooks.list({ limit: 10 })).map((record) => record.id),
+        [elsewhere.id, disabled.id],
+      );
+      assert.deepEqual(await store.webhooks.attempts(subscribed.id, { limit: 10 }), []);
+    });
+  });
+});
