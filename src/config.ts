@@ -43,6 +43,8 @@ export interface Config {
   readonly tls: TlsFiles | undefined;
   /** Connections one client address may hold open; behind a proxy every client shares the proxy's. */
   readonly maxConnectionsPerAddress: number;
+  /** WEBHOOK_ALLOW_PRIVATE_URLS: webhooks may point to any address, and use http:// (internal networks, tests). */
+  readonly webhookAllowPrivateUrls: boolean;
 }
 
 export interface TlsFiles {
@@ -181,6 +183,13 @@ function parseSwitch(name: string, text: string | undefined, fallback: boolean):
   throw new ConfigError(`${name} must be "on" or "off", got "${text}"`);
 }
 
+/** Exactly `true` or `false`: a typo stops the start rather than leaving the default in force. */
+function parseBoolean(name: string, text: string | undefined, fallback: boolean): boolean {
+  if (text === undefined) return fallback;
+  if (text === 'true' || text === 'false') return text === 'true';
+  throw new ConfigError(`${name} must be "true" or "false", got "${text}"`);
+}
+
 /** Names Fastify (proxy-addr) gives to address ranges, e.g. `loopback` for a proxy on the same machine. */
 const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
 
@@ -215,6 +224,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailureLimit: parseSwitch('AUTH_FAILURE_LIMIT', nonEmpty(env.AUTH_FAILURE_LIMIT), true),
     trustProxy: parseTrustProxy(nonEmpty(env.TRUST_PROXY)),
     redisUrl: parseRedisUrl(nonEmpty(env.REDIS_URL)),
+    webhookAllowPrivateUrls: parseBoolean(
+      'WEBHOOK_ALLOW_PRIVATE_URLS',
+      nonEmpty(env.WEBHOOK_ALLOW_PRIVATE_URLS),
+      false,
+    ),
     // Up to the process's 10 000 connections, which turns the per-address bound off.
     maxConnectionsPerAddress: parseInteger(
       'MAX_CONNECTIONS_PER_ADDRESS',

@@ -82,3 +82,16 @@ test('TRUST_PROXY: proxy addresses and CIDRs (or none); anything else stops the 
     );
   }
 });
+
+test('WEBHOOK_ALLOW_PRIVATE_URLS: false by default, exactly true or false', () => {
+  assert.equal(loadConfig({}).webhookAllowPrivateUrls, false);
+  assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls, true);
+  assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'false' }).webhookAllowPrivateUrls, false);
+  for (const bad of ['yes', '1', 'TRUE', 'on']) {
+    assert.throws(
+      () => loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: bad }),
+      (error: Error) => error instanceof ConfigError && error.message.includes('WEBHOOK_ALLOW_PRIVATE_URLS'),
+      bad,
+    );
+  }
+});
