@@ -22,6 +22,7 @@ function brokenStore(real: Store): Store {
     orders: { place: fail, placeOnce: fail, get: fail, list: fail, changeStatus: fail },
     events: { list: fail, head: fail, purge: fail },
     webhooks: { create: fail, get: fail, list: fail, update: fail, remove: fail, attempts: fail },
+    deliveries: { claim: fail, finish: fail, stats: fail },
     purgeExpiredIdempotencyKeys: fail,
     ping: fail,
     changeToken: () => real.changeToken(),

@@ -1,6 +1,7 @@
 import type { Scope } from '../domain/api-key.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { PetStatus } from '../domain/pet-status.js';
+import type { DeliveryStore } from './delivery-store.js';
 import type { EventStore } from './event-store.js';
 import type { WebhookStore } from './webhook-store.js';
 
@@ -17,6 +18,8 @@ export interface Store {
   readonly events: EventStore;
   /** Webhook endpoints and their deliveries log. */
   readonly webhooks: WebhookStore;
+  /** Webhook deliveries: claimed, attempted and recorded by the dispatcher (src/webhooks/). */
+  readonly deliveries: DeliveryStore;
   /** Removes idempotency records that expired before `now`; returns how many. */
   purgeExpiredIdempotencyKeys(now: Date): Promise<number>;
   /** A random secret shared by every instance on this database, created on first use. */

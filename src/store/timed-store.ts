@@ -22,7 +22,7 @@ function timed<A extends unknown[], R>(call: string, run: (...args: A) => Promis
  * method added to the Store interface does not compile until it is timed here too.
  */
 export function timedStore(store: Store, observe: ObserveCall): Store {
-  const { pets, orders, apiKeys, events, webhooks } = store;
+  const { pets, orders, apiKeys, events, webhooks, deliveries } = store;
   return {
     kind: store.kind,
     pets: {
@@ -58,6 +58,11 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
       update: timed('webhooks.update', (id, change) => webhooks.update(id, change), observe),
       remove: timed('webhooks.remove', (id) => webhooks.remove(id), observe),
       attempts: timed('webhooks.attempts', (endpointId, query) => webhooks.attempts(endpointId, query), observe),
+    },
+    deliveries: {
+      claim: timed('deliveries.claim', (query) => deliveries.claim(query), observe),
+      finish: timed('deliveries.finish', (outcome) => deliveries.finish(outcome), observe),
+      stats: timed('deliveries.stats', (now) => deliveries.stats(now), observe),
     },
     purgeExpiredIdempotencyKeys: timed('idempotency.purge', (now) => store.purgeExpiredIdempotencyKeys(now), observe),
     secret: (name) => store.secret(name),

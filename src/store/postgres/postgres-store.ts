@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { PostgresDatabaseConfig } from '../../config.js';
+import type { DeliveryStore } from '../delivery-store.js';
 import type { EventStore } from '../event-store.js';
 import { SharedTokenRead } from '../shared-token-read.js';
 import type { ApiKeyStore, OrderStore, PetStore, PoolStats, Store } from '../store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { PostgresApiKeyStore } from './api-keys.js';
 import { createPool, migrateOnce } from './connections.js';
+import { PostgresDeliveryStore } from './deliveries.js';
 import { PostgresEventStore } from './events.js';
 import { purgeExpiredOnce } from './idempotency.js';
 import { PostgresOrderStore } from './orders.js';
@@ -30,6 +32,7 @@ export class PostgresStore implements Store {
   readonly apiKeys: ApiKeyStore;
   readonly events: EventStore;
   readonly webhooks: WebhookStore;
+  readonly deliveries: DeliveryStore;
   readonly #pool: pg.Pool;
   readonly #db: Database;
   readonly #snapshots: SharedTokenRead;
@@ -47,6 +50,7 @@ export class PostgresStore implements Store {
     this.apiKeys = new PostgresApiKeyStore(db);
     this.events = new PostgresEventStore(db);
     this.webhooks = new PostgresWebhookStore(db);
+    this.deliveries = new PostgresDeliveryStore(db);
   }
 
   /** Connects, and brings the schema up to date. */

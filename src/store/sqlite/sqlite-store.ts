@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import type { DeliveryStore } from '../delivery-store.js';
 import type { EventStore } from '../event-store.js';
 import { SharedTokenRead } from '../shared-token-read.js';
 import type { ApiKeyStore, OrderStore, PetStore, Store } from '../store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { changeTokenReader } from './change-token.js';
+import { SqliteDeliveryStore } from './deliveries.js';
 import { SqliteEventStore } from './events.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteIdempotencyKeys } from './idempotency.js';
@@ -28,6 +30,7 @@ export class SqliteStore implements Store {
   readonly apiKeys: ApiKeyStore;
   readonly events: EventStore;
   readonly webhooks: WebhookStore;
+  readonly deliveries: DeliveryStore;
   readonly #db: Database.Database;
   readonly #idempotencyKeys: SqliteIdempotencyKeys;
   readonly #tokens: SharedTokenRead;
@@ -45,6 +48,7 @@ export class SqliteStore implements Store {
     this.events = new SqliteEventStore(db, this.#writes);
     this.apiKeys = new SqliteApiKeyStore(db, this.#writes);
     this.webhooks = new SqliteWebhookStore(db, this.#writes);
+    this.deliveries = new SqliteDeliveryStore(db, this.#writes);
     this.#stopWalChecks = shrinkSwollenWal(db);
   }
 

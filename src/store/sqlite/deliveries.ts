@@ -1,0 +1,112 @@
+import type Database from 'better-sqlite3';
+import { type DueDeliveryRow, dueDeliveries, dueFromRow, inFlightJson } from '../delivery-rows.js';
+import type { AttemptOutcome, ClaimQuery, DeliveryStats, DeliveryStore, DueDelivery } from '../delivery-store.js';
+import { fromMilliseconds } from '../rows.js';
+import type { GroupCommit } from './group-commit.js';
+
+const DUE = dueDeliveries({
+  now: '@now',
+  perEndpoint: '@perEndpoint',
+  inFlight: `coalesce(json_extract(@inFlight, '$."' || d.endpoint_id || '"'), 0)`,
+  enabled: 'w.enabled = 1',
+});
+
+/** The statements, exported so a test can check their plans. */
+export const DELIVERY_QUERIES = {
+  due: `SELECT id FROM (${DUE}) WHERE slot <= @perEndpoint ORDER BY next_attempt_at, id LIMIT @limit`,
+  claim: 'UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?))',
+  claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.url, w.secret,
+      e.seq, 0 AS tx, e.type, e.at, e.data, e.previous_status
+    FROM json_each(?) j
+    JOIN webhook_deliveries d ON d.id = j.value
+    JOIN webhook_endpoints w ON w.id = d.endpoint_id
+    JOIN events e ON e.seq = d.event_seq
+    ORDER BY j.key`,
+  move: `UPDATE webhook_deliveries
+    SET status = @status, attempts = @attempt, next_attempt_at = @nextAttemptAt, claimed_until = NULL
+    WHERE id = @id AND claimed_until = @claimedUntil AND status = 'pending'`,
+  log: `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
+      error, attempted_at, next_attempt_at)
+    VALUES (@id, @endpointId, @eventSeq, @type, @attempt, @status, @responseStatus, @error, @attemptedAt,
+      @nextAttemptAt)`,
+  stats: `SELECT count(*) AS pending, min(e.at) AS oldest FROM webhook_deliveries d
+    JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.enabled = 1
+    JOIN events e ON e.seq = d.event_seq
+    WHERE d.status = 'pending'`,
+};
+
+interface DueParams {
+  now: number;
+  inFlight: string;
+  perEndpoint: number;
+  limit: number;
+}
+
+/**
+ * Deliveries on SQLite. A claim is one write through the group commit (BEGIN IMMEDIATE), which holds the
+ * file's write lock, so `serve --workers` processes on one file never claim the same delivery. A claim
+ * first looks without writing: an idle poll costs one indexed read, not a commit.
+ */
+export class SqliteDeliveryStore implements DeliveryStore {
+  readonly #due: Database.Statement<[DueParams], number>;
+  readonly #claim: Database.Statement<[number, string]>;
+  readonly #claimed: Database.Statement<[string], DueDeliveryRow<number>>;
+  readonly #move: Database.Statement<[Record<string, unknown>]>;
+  readonly #log: Database.Statement<[Record<string, unknown>]>;
+  readonly #stats: Database.Statement<[], { pending: number; oldest: number | null }>;
+  readonly #writes: GroupCommit;
+
+  constructor(db: Database.Database, writes: GroupCommit) {
+    this.#writes = writes;
+    this.#due = db.prepare<[DueParams], number>(DELIVERY_QUERIES.due).pluck();
+    this.#claim = db.prepare(DELIVERY_QUERIES.claim);
+    this.#claimed = db.prepare(DELIVERY_QUERIES.claimed);
+    this.#move = db.prepare(DELIVERY_QUERIES.move);
+    this.#log = db.prepare(DELIVERY_QUERIES.log);
+    this.#stats = db.prepare(DELIVERY_QUERIES.stats);
+  }
+
+  async claim(query: ClaimQuery): Promise<DueDelivery[]> {
+    const params: DueParams = {
+      now: query.now.getTime(),
+      inFlight: inFlightJson(query.inFlight),
+      perEndpoint: query.perEndpoint,
+      limit: query.limit,
+    };
+    if (query.limit <= 0 || this.#due.all(params).length === 0) return [];
+    const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
+    return this.#writes.run(() => {
+      // Again under the write lock: another process may have claimed some since the look.
+      const ids = JSON.stringify(this.#due.all(params));
+      this.#claim.run(claimedUntil.getTime(), ids);
+      return this.#claimed.all(ids).map((row) => dueFromRow(row, claimedUntil, fromMilliseconds));
+    });
+  }
+
+  finish(outcome: AttemptOutcome): Promise<boolean> {
+    const { delivery } = outcome;
+    const params = {
+      id: delivery.id,
+      claimedUntil: delivery.claimedUntil.getTime(),
+      endpointId: delivery.endpoint.id,
+      eventSeq: delivery.event.seq,
+      type: delivery.event.type,
+      attempt: delivery.attempt,
+      status: outcome.status,
+      responseStatus: outcome.responseStatus ?? null,
+      error: outcome.error ?? null,
+      attemptedAt: outcome.attemptedAt.getTime(),
+      nextAttemptAt: outcome.nextAttemptAt?.getTime() ?? null,
+    };
+    return this.#writes.run(() => {
+      if (this.#move.run(params).changes === 0) return false;
+      this.#log.run(params);
+      return true;
+    });
+  }
+
+  async stats(now: Date): Promise<DeliveryStats> {
+    const { pending, oldest } = this.#stats.get() as { pending: number; oldest: number | null };
+    return { pending, oldestPendingSeconds: oldest === null ? 0 : Math.max(0, (now.getTime() - oldest) / 1000) };
+  }
+}
