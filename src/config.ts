@@ -45,6 +45,10 @@ export interface Config {
   readonly maxConnectionsPerAddress: number;
   /** WEBHOOK_ALLOW_PRIVATE_URLS: webhooks may point to any address, and use http:// (internal networks, tests). */
   readonly webhookAllowPrivateUrls: boolean;
+  /** How long one webhook attempt may take in all (WEBHOOK_TIMEOUT_MS): resolving, connecting, answering. */
+  readonly webhookTimeoutMs: number;
+  /** The delays before each retry of a failed delivery, in ms (WEBHOOK_RETRY_SCHEDULE); then it has failed. */
+  readonly webhookRetrySchedule: readonly number[];
 }
 
 export interface TlsFiles {
@@ -177,6 +181,31 @@ function parseRedisUrl(text: string | undefined): string | undefined {
   return text;
 }
 
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
+/** Longer waits would outlive the events they deliver (EVENT_RETENTION_DAYS' default). */
+const MAX_RETRY_DELAY_MS = 30 * 86_400_000;
+const MAX_RETRIES = 50;
+
+/** `5s,5m,30m`: delays with a unit (ms, s, m, h, d), in milliseconds. */
+function parseRetrySchedule(text: string): readonly number[] {
+  const entries = text.split(',').map((entry) => entry.trim());
+  if (entries.length > MAX_RETRIES) {
+    throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE has at most ${MAX_RETRIES} delays, got ${entries.length}`);
+  }
+  return entries.map((entry) => {
+    const [, amount = '', unit = ''] = /^(\d+)(ms|s|m|h|d)$/.exec(entry) ?? [];
+    const delay = Number(amount) * (DURATION_UNITS_MS[unit] ?? Number.NaN);
+    if (!(delay >= 1 && delay <= MAX_RETRY_DELAY_MS)) {
+      throw new ConfigError(
+        `WEBHOOK_RETRY_SCHEDULE must be comma-separated delays from 1ms to 30d, each a number and a unit ` +
+          `(ms, s, m, h, d), e.g. ${DEFAULT_RETRY_SCHEDULE}; got "${entry}"`,
+      );
+    }
+    return delay;
+  });
+}
+
 function parseSwitch(name: string, text: string | undefined, fallback: boolean): boolean {
   if (text === undefined) return fallback;
   if (text === 'on' || text === 'off') return text === 'on';
@@ -237,5 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1,
       10_000,
     ),
+    webhookTimeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', nonEmpty(env.WEBHOOK_TIMEOUT_MS), 10_000, 100, 600_000),
+    webhookRetrySchedule: parseRetrySchedule(nonEmpty(env.WEBHOOK_RETRY_SCHEDULE) ?? DEFAULT_RETRY_SCHEDULE),
   };
 }

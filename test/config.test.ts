@@ -83,6 +83,38 @@ test('TRUST_PROXY: proxy addresses and CIDRs (or none); anything else stops the 
   }
 });
 
+test('WEBHOOK_TIMEOUT_MS and WEBHOOK_RETRY_SCHEDULE: defaults, units, and errors naming the variable', () => {
+  const config = loadConfig({});
+  assert.equal(config.webhookTimeoutMs, 10_000);
+  const [s, m, h] = [1000, 60_000, 3_600_000];
+  assert.deepEqual(config.webhookRetrySchedule, [5 * s, 5 * m, 30 * m, 2 * h, 5 * h, 10 * h, 10 * h]);
+  assert.equal(loadConfig({ WEBHOOK_TIMEOUT_MS: '250' }).webhookTimeoutMs, 250);
+  assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1m,1h,1d' }).webhookRetrySchedule, [
+    100,
+    2 * s,
+    m,
+    h,
+    24 * h,
+  ]);
+  for (const [name, value] of [
+    ['WEBHOOK_TIMEOUT_MS', '99'],
+    ['WEBHOOK_TIMEOUT_MS', '10s'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5s,,5m'],
+    ['WEBHOOK_RETRY_SCHEDULE', '0s'],
+    ['WEBHOOK_RETRY_SCHEDULE', '31d'],
+    ['WEBHOOK_RETRY_SCHEDULE', '1.5s'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5w'],
+    ['WEBHOOK_RETRY_SCHEDULE', Array(51).fill('1s').join(',')],
+  ] as const) {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (error: Error) => error instanceof ConfigError && error.message.startsWith(name),
+      `${name}=${value}`,
+    );
+  }
+});
+
 test('WEBHOOK_ALLOW_PRIVATE_URLS: false by default, exactly true or false', () => {
   assert.equal(loadConfig({}).webhookAllowPrivateUrls, false);
   assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls, true);
