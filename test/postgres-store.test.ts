@@ -37,6 +37,26 @@ async function transactionsCommitted(client: pg.Client): Promise<number> {
 }
 
 describe('postgres store', { skip }, () => {
+  test('the feed holds an event back while a transaction that began writing before it is open', async (t) => {
+    const { store, client } = await storeWithClient(t);
+    // A writer that takes no lock the store's own writes wait for (pet creates share the id-order lock).
+    await client.query('BEGIN');
+    await client.query(`INSERT INTO events (type, data) VALUES ('pet.created', $1)`, [
+      JSON.stringify({ id: 1000, name: 'first', category_id: 1, status: 'available' }),
+    ]);
+    await store.pets.create({ name: 'second', categoryId: 1, status: 'available' });
+    // The second pet committed, but an event that commits later could still sort before it: not shown yet.
+    const early = await store.events.list({ after: undefined, limit: 10 });
+    assert.deepEqual(early, { outcome: 'page', events: [] });
+    assert.deepEqual(await store.events.head(), { tx: 0, seq: 0 });
+    await client.query('COMMIT');
+    const page = await store.events.list({ after: { tx: 0, seq: 0 }, limit: 10 });
+    assert.equal(page.outcome, 'page');
+    const names =
+      page.outcome === 'page' ? page.events.map((event) => (event.type === 'pet.created' ? event.pet.name : '')) : [];
+    assert.deepEqual(names, ['first', 'second']);
+  });
+
   test('pages are index scans with no sort, filtered or not, on 100k pets with a rare status', async (t) => {
     // The store is opened for its migrations: the plans are of the schema it made.
     const { client } = await storeWithClient(t);

@@ -30,7 +30,7 @@ export const ERROR_CODE_USES: Readonly<Record<ErrorCode, string>> = {
   not_found: 'The resource does not exist.',
   method_not_allowed: 'The path exists, but not with this method; `Allow` lists the methods that do.',
   conflict: 'The request conflicts with the current state, or a request with this Idempotency-Key is in progress.',
-  gone: 'The operation has been removed.',
+  gone: 'The operation has been removed, or the events after a feed cursor are past their retention.',
   payload_too_large: `The body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
   unsupported_media_type: 'The body is not application/json.',
   idempotency_mismatch: 'This Idempotency-Key was used with a different request.',

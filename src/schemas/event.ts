@@ -1,0 +1,94 @@
+import { type Static, type TSchema, Type } from 'typebox';
+import { EVENT_TYPES, type EventType as EventTypeName } from '../domain/event-types.js';
+import { Order, OrderStatus } from './order.js';
+import { PageLimit } from './page.js';
+import { Pet, PetStatus } from './pet.js';
+import { ref } from './ref.js';
+
+export const EventType = Type.Unsafe<EventTypeName>({
+  $id: 'EventType',
+  type: 'string',
+  enum: [...EVENT_TYPES],
+  description: 'What changed.',
+});
+
+const ID_DESCRIPTION =
+  'Unique and opaque (no `.`); the same in the feed, the stream and every webhook attempt (`webhook-id`): ' +
+  'dedupe by it.';
+
+/** One event type's object: the id, the type, when it was recorded and the resource after the change. */
+function eventSchema<T extends EventTypeName, D extends TSchema, E extends Record<string, TSchema>>(
+  id: string,
+  type: T,
+  data: D,
+  description: string,
+  extra: E,
+) {
+  return Type.Object(
+    {
+      id: Type.String({ description: ID_DESCRIPTION }),
+      type: Type.Literal(type),
+      timestamp: Type.String({ format: 'date-time', description: 'When the change was recorded (UTC).' }),
+      data: ref(data, { description: 'The resource exactly as the API returns it after the change.' }),
+      ...extra,
+    },
+    { $id: id, additionalProperties: false, description },
+  );
+}
+
+export const PetCreatedEvent = eventSchema('PetCreatedEvent', 'pet.created', Pet, 'A pet was created.', {});
+export const PetStatusChangedEvent = eventSchema(
+  'PetStatusChangedEvent',
+  'pet.status_changed',
+  Pet,
+  "A pet's status changed: an order was placed (→ pending), delivered (→ sold) or cancelled (→ available).",
+  { previousStatus: ref(PetStatus) },
+);
+export const OrderPlacedEvent = eventSchema('OrderPlacedEvent', 'order.placed', Order, 'An order was placed.', {});
+export const OrderStatusChangedEvent = eventSchema(
+  'OrderStatusChangedEvent',
+  'order.status_changed',
+  Order,
+  'An order was approved, delivered or cancelled.',
+  { previousStatus: ref(OrderStatus) },
+);
+
+/** Each event type with its schema: the feed's items, the stream's data and the OpenAPI `webhooks`. */
+export const EVENT_SCHEMAS = {
+  'pet.created': PetCreatedEvent,
+  'pet.status_changed': PetStatusChangedEvent,
+  'order.placed': OrderPlacedEvent,
+  'order.status_changed': OrderStatusChangedEvent,
+} as const;
+
+export type Event =
+  | Static<typeof PetCreatedEvent>
+  | Static<typeof PetStatusChangedEvent>
+  | Static<typeof OrderPlacedEvent>
+  | Static<typeof OrderStatusChangedEvent>;
+
+export const Event = Type.Unsafe<Event>({
+  $id: 'Event',
+  anyOf: Object.values(EVENT_SCHEMAS).map((schema) => ref(schema)),
+  description: 'A change to a pet or an order; `type` says which.',
+});
+
+export const ListEventsQuery = Type.Object(
+  {
+    limit: PageLimit,
+    type: Type.Optional(
+      Type.Unsafe<EventTypeName>({ allOf: [{ $ref: 'EventType' }], description: 'Only events of this type.' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Opaque position from the `Link: rel="next"` header of the previous page (or an SSE `id`). ' +
+          'Valid only with the same `type` filter.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListEventsQuery = Static<typeof ListEventsQuery>;
