@@ -377,6 +377,36 @@ eachBackend((backend) => {
       );
     });
 
+    test('events: the feed matches its schema, and the webhooks section describes each type', async (t) => {
+      const h = await startHarness(t, backend);
+      const doc = await fetchDocument(h);
+      const v = bodyValidators(doc);
+      const pet = (await h.call('POST', '/v1/pets', { body: { name: 'Rex', categoryId: 1 } })).json;
+      const order = (await h.call('POST', '/v1/store/orders', { body: { petId: pet.id } })).json;
+      await h.call('PATCH', `/v1/store/orders/${order.id}`, { body: { status: 'cancelled' } });
+      const feed = await h.call('GET', '/v1/events');
+      assertMatches(v, feed, 'listEvents', 200);
+      assert.equal(feed.json.length, 5);
+      assertMatches(v, await h.call('GET', '/v1/events?cursor=nope'), 'listEvents', 400);
+      assert.ok(operationById(doc, 'listEvents').operation.responses['410'], 'the 410 is documented');
+
+      assert.deepEqual(Object.keys(doc.webhooks), [
+        'pet.created',
+        'pet.status_changed',
+        'order.placed',
+        'order.status_changed',
+      ]);
+      for (const event of feed.json) {
+        const post = doc.webhooks[event.type].post;
+        assert.deepEqual(
+          post.parameters.map((p: { name: string }) => p.name),
+          ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+        );
+        const validate = v.component(post.requestBody.content['application/json'].schema.$ref.split('/').at(-1));
+        assert.ok(validate(event), `${event.type}: ${v.errorsText(validate.errors)}`);
+      }
+    });
+
     test('the bodies the service sends match the documented schemas', async (t) => {
       const h = await startHarness(t, backend);
       const v = bodyValidators(await fetchDocument(h));

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import type { Links } from '../http/links.js';
+import { webhooksSection } from './webhooks-section.js';
 
 /** The interface description version (DESIGN.md: `info.version`), apart from the package's own version. */
 const INTERFACE_VERSION = '1.0.0';
@@ -25,10 +26,13 @@ export const openapi = fp(
         },
         servers: [{ url: links.to('/v1') }],
         components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+        webhooks: webhooksSection(),
         security: [{ bearerAuth: [] }],
         tags: [
           { name: 'pets', description: 'The animals of the store.' },
           { name: 'store', description: "Orders: an extension of the interface's store area (`GET /store/orders`)." },
+          { name: 'events', description: 'What changed: the change feed, as pages or a live stream.' },
+          { name: 'webhooks', description: 'Endpoints the service pushes events to, and the log of its attempts.' },
         ],
       },
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

@@ -1,0 +1,72 @@
+import type { OpenAPIV3_2 } from '@fastify/swagger';
+import { EVENT_SCHEMAS } from '../schemas/event.js';
+
+/** The section's type, as @fastify/swagger declares it. */
+type Webhooks = NonNullable<OpenAPIV3_2.Document['webhooks']>;
+
+const SIGNATURE_HEADERS: NonNullable<OpenAPIV3_2.PathItemObject['parameters']> = [
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description: "The event's `id`: the same on every attempt. Deduplicate by it.",
+    schema: { type: 'string' },
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    description: 'When this attempt was signed, in Unix seconds. Refuse old ones (the libraries allow 5 minutes).',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description:
+      '`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64-decoded ' +
+      "part of the endpoint's secret after `whsec_` (Standard Webhooks): verify it with the `standardwebhooks` " +
+      'library before trusting the body.',
+    schema: { type: 'string' },
+  },
+];
+
+const DELIVERY =
+  'Sent to every enabled webhook endpoint subscribed to this type, signed per Standard Webhooks. A 2xx ' +
+  'answer within `WEBHOOK_TIMEOUT_MS` (default 10 s) is success; anything else (another status, a time-out, ' +
+  'a refused connection, a redirect) is retried after the delays of `WEBHOOK_RETRY_SCHEDULE` (default 5s, ' +
+  '5m, 30m, 2h, 5h, 10h, 10h), then the delivery is `failed`. At least once, normally exactly once; order ' +
+  'across events is not guaranteed: order by the feed.';
+
+/** TypeBox keeps a schema's annotations but does not type them. */
+const annotations = (schema: unknown) => schema as { $id: string; description: string };
+
+/**
+ * The OpenAPI 3.1 `webhooks` section: one entry per event type, the request the service sends to a
+ * subscribed endpoint. The bodies refer to the same schemas the feed uses.
+ */
+export function webhooksSection(): Webhooks {
+  return Object.fromEntries(
+    Object.entries(EVENT_SCHEMAS).map(([type, schema]): [string, OpenAPIV3_2.PathItemObject] => [
+      type,
+      {
+        post: {
+          operationId: `${type.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase())}Webhook`,
+          summary: annotations(schema).description,
+          description: DELIVERY,
+          tags: ['webhooks'],
+          security: [],
+          parameters: SIGNATURE_HEADERS,
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${annotations(schema).$id}` } } },
+          },
+          responses: {
+            '2XX': { description: 'Received: the delivery succeeded.' },
+            default: { description: 'Anything else is retried on the schedule, then marked failed.' },
+          },
+        },
+      },
+    ]),
+  );
+}
