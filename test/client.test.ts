@@ -91,6 +91,53 @@ eachBackend((backend) => {
       assert.equal(second.nextCursor, undefined);
     });
 
+    test('events(): the whole feed in order, a type filter, following new events until aborted', async (t) => {
+      const h = await startHarness(t, backend);
+      const client = clientFor(h);
+      const created = await h.createPets(130);
+      const all = await collect(client.events());
+      assert.deepEqual(
+        all.map((event) => (event.type === 'pet.created' ? event.data.id : 0)),
+        created.map((pet) => pet.id),
+      );
+      const first = await client.listEvents({ limit: 5 });
+      assert.equal(first.items.length, 5);
+      assert.ok(first.nextCursor, 'the feed always gives a cursor');
+      const rest = await collect(client.events({ cursor: first.nextCursor }));
+      assert.deepEqual(rest, all.slice(5));
+      await client.placeOrder({ petId: (created[0] as Pet).id });
+      assert.deepEqual(
+        (await collect(client.events({ type: 'order.placed' }))).map((event) => event.type),
+        ['order.placed'],
+      );
+
+      const controller = new AbortController();
+      const followed: string[] = [];
+      const following = (async () => {
+        let end = first.nextCursor;
+        for (
+          let page = await client.listEvents({ limit: 100, cursor: end });
+          ;
+          page = await client.listEvents({ limit: 100, cursor: end })
+        ) {
+          end = page.nextCursor;
+          if (page.items.length < 100) break;
+        }
+        for await (const event of client.events(
+          { cursor: end },
+          { follow: true, pollIntervalMs: 20, signal: controller.signal },
+        )) {
+          followed.push(event.type);
+          if (followed.length === 2) controller.abort();
+        }
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await client.createPet({ name: 'Late', categoryId: 1 });
+      await client.createPet({ name: 'Later', categoryId: 1 });
+      await following;
+      assert.deepEqual(followed, ['pet.created', 'pet.created']);
+    });
+
     test('orders: place, get, move through the states, list; a refused move is a PetstoreError 409', async (t) => {
       const h = await startHarness(t, backend);
       const client = clientFor(h);

@@ -3,12 +3,28 @@
  * Its types are the service's own schemas; it needs nothing at run time but Node's fetch.
  */
 export type { ErrorBody } from '../schemas/error.js';
+export type {
+  Event,
+  OrderPlacedEvent,
+  OrderStatusChangedEvent,
+  PetCreatedEvent,
+  PetStatusChangedEvent,
+} from '../schemas/event.js';
 export type { NewOrder, Order, OrderStatus, OrderStatusChange } from '../schemas/order.js';
 export type { NewPet, Pet, PetStatus } from '../schemas/pet.js';
+export type {
+  CreatedWebhookEndpoint,
+  DeliveryAttempt,
+  NewWebhookEndpoint,
+  WebhookEndpoint,
+  WebhookEndpointChange,
+} from '../schemas/webhook.js';
 export type { Page } from './page.js';
 export {
   type CallOptions,
   type CreateOptions,
+  type EventsOptions,
+  type ListEventsQuery,
   type ListOrdersQuery,
   type ListPetsQuery,
   PetstoreClient,

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Event, ListEventsQuery as ListEventsQuerySchema } from '../schemas/event.js';
 import type { ListOrdersQuery as ListOrdersQuerySchema, NewOrder, Order, OrderStatusChange } from '../schemas/order.js';
 import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet } from '../schemas/pet.js';
 import { everyItem, nextCursor, type Page } from './page.js';
@@ -41,7 +43,21 @@ export type ListPetsQuery = Loose<ListPetsQuerySchema>;
 /** `listOrders` parameters, from the route's schema: `limit` (1–100, default 20), `status`, `cursor`. */
 export type ListOrdersQuery = Loose<ListOrdersQuerySchema>;
 
+/** `listEvents` parameters, from the route's schema: `limit` (1–100, default 20), `type`, `cursor`. */
+export type ListEventsQuery = Loose<ListEventsQuerySchema>;
+
+export interface EventsOptions extends CallOptions {
+  /**
+   * Keep reading once the feed is exhausted: poll it every `pollIntervalMs` and yield each new event, until
+   * `signal` aborts. Without it the iteration ends at the newest event.
+   */
+  readonly follow?: boolean | undefined;
+  /** Between polls when following. Default 1000. */
+  readonly pollIntervalMs?: number | undefined;
+}
+
 const DEFAULT_RETRIES = 3;
+const DEFAULT_POLL_INTERVAL_MS = 1000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
@@ -116,11 +132,46 @@ export class PetstoreClient {
     return this.#body<Order>({ method: 'PATCH', path, body: change, signal });
   }
 
+  /**
+   * `listEvents`: one page of the change feed, oldest first. `nextCursor` is always set: the position after
+   * this page (the same one after an empty page). Keep it to resume later; one older than the service's
+   * retention is refused with 410 `gone`.
+   */
+  listEvents(query: ListEventsQuery = {}, options: CallOptions = {}): Promise<Page<Event>> {
+    return this.#page<Event>('/v1/events', query, options);
+  }
+
+  /**
+   * Every event from `cursor` (or the oldest kept), optionally of one `type`, page after page: none skipped
+   * or repeated. With `follow`, waits for new events instead of ending. To resume after a restart, page with
+   * listEvents and store its `nextCursor`.
+   */
+  async *events(
+    query: Omit<ListEventsQuery, 'limit'> = {},
+    { follow = false, pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, signal }: EventsOptions = {},
+  ): AsyncGenerator<Event, void> {
+    let cursor = query.cursor;
+    for (;;) {
+      const page = await this.listEvents({ ...query, cursor, limit: 100 }, { signal });
+      yield* page.items;
+      cursor = page.nextCursor;
+      if (page.items.length < 100) {
+        if (!follow) return;
+        await sleep(pollIntervalMs, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
+        if (signal?.aborted === true) return;
+      }
+    }
+  }
+
   async #body<T>(call: Call): Promise<T> {
     return (await this.#transport.send<T>(call)).body;
   }
 
-  async #page<T>(path: string, query: ListPetsQuery | ListOrdersQuery, { signal }: CallOptions): Promise<Page<T>> {
+  async #page<T>(
+    path: string,
+    query: ListPetsQuery | ListOrdersQuery | ListEventsQuery,
+    { signal }: CallOptions,
+  ): Promise<Page<T>> {
     const { body, headers } = await this.#transport.send<T[]>({ method: 'GET', path, query, signal });
     return { items: body, nextCursor: nextCursor(headers.get('link')) };
   }

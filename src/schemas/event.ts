@@ -61,6 +61,10 @@ export const EVENT_SCHEMAS = {
   'order.status_changed': OrderStatusChangedEvent,
 } as const;
 
+export type PetCreatedEvent = Static<typeof PetCreatedEvent>;
+export type PetStatusChangedEvent = Static<typeof PetStatusChangedEvent>;
+export type OrderPlacedEvent = Static<typeof OrderPlacedEvent>;
+export type OrderStatusChangedEvent = Static<typeof OrderStatusChangedEvent>;
 export type Event =
   | Static<typeof PetCreatedEvent>
   | Static<typeof PetStatusChangedEvent>
