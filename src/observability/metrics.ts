@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeliveryStats } from '../store/delivery-store.js';
 import type { PoolStats } from '../store/store.js';
 import type { ObserveCall } from '../store/timed-store.js';
 
@@ -44,6 +45,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveries = new Counter({
+    name: 'petstore_webhook_deliveries_total',
+    help: 'Webhook attempts recorded, by outcome: succeeded (2xx), retried (failed, retried later), failed (the last).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly storeLatency = new Histogram({
     name: 'petstore_store_call_duration_seconds',
     help: 'Time of each call into the store (one query or transaction), by call and outcome.',
@@ -56,24 +64,74 @@ export class Metrics {
     this.storeLatency.observe({ call, outcome: ok ? 'ok' : 'error' }, seconds);
   };
 
-  constructor(poolStats: () => PoolStats | undefined) {
+  constructor(poolStats: () => PoolStats | undefined, deliveryStats: (now: Date) => Promise<DeliveryStats>) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });
     // Read at scrape time; a store without a pool (SQLite) shows no pool metrics at all.
-    if (poolStats() === undefined) return;
-    new Gauge({
-      name: 'petstore_db_pool_connections',
-      help: 'Database connections by state (open, idle, in_use), waiting callers, and the pool maximum.',
-      labelNames: ['state'] as const,
-      registers: [this.registry],
-      collect() {
-        const stats = poolStats();
-        if (stats === undefined) return;
-        this.set({ state: 'open' }, stats.open);
-        this.set({ state: 'idle' }, stats.idle);
-        this.set({ state: 'in_use' }, stats.open - stats.idle);
-        this.set({ state: 'waiting' }, stats.waiting);
-        this.set({ state: 'max' }, stats.max);
-      },
-    });
+    if (poolStats() !== undefined) {
+      new Gauge({
+        name: 'petstore_db_pool_connections',
+        help: 'Database connections by state (open, idle, in_use), waiting callers, and the pool maximum.',
+        labelNames: ['state'] as const,
+        registers: [this.registry],
+        collect() {
+          const stats = poolStats();
+          if (stats === undefined) return;
+          this.set({ state: 'open' }, stats.open);
+          this.set({ state: 'idle' }, stats.idle);
+          this.set({ state: 'in_use' }, stats.open - stats.idle);
+          this.set({ state: 'waiting' }, stats.waiting);
+          this.set({ state: 'max' }, stats.max);
+        },
+      });
+    }
+    // After the pool's gauge: the scrape's own read of the store must not show in the pool figures.
+    this.#watchDeliveries(deliveryStats);
+  }
+
+  /**
+   * Read from the store at scrape time, once for both gauges. Every worker reads the same database, so
+   * across workers the figures are the largest one's, not a sum. A failed read keeps the last figures, so
+   * the scrape still answers.
+   */
+  #watchDeliveries(deliveryStats: (now: Date) => Promise<DeliveryStats>): void {
+    let last: DeliveryStats = { pending: 0, oldestPendingSeconds: 0 };
+    let reading: Promise<DeliveryStats> | undefined;
+    const read = () => {
+      reading ??= deliveryStats(new Date())
+        .then(
+          (stats) => {
+            last = stats;
+            return stats;
+          },
+          () => last,
+        )
+        .finally(() => {
+          reading = undefined;
+        });
+      return reading;
+    };
+    const figures: [string, string, (stats: DeliveryStats) => number][] = [
+      [
+        'petstore_webhook_oldest_pending_seconds',
+        'Age of the oldest webhook delivery still pending (to an enabled endpoint), since its event.',
+        (stats) => stats.oldestPendingSeconds,
+      ],
+      [
+        'petstore_webhook_pending_deliveries',
+        'Webhook deliveries pending (to enabled endpoints): neither succeeded nor failed yet.',
+        (stats) => stats.pending,
+      ],
+    ];
+    for (const [name, help, figure] of figures) {
+      new Gauge({
+        name,
+        help,
+        aggregator: 'max',
+        registers: [this.registry],
+        async collect() {
+          this.set(figure(await read()));
+        },
+      });
+    }
   }
 }

@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Metrics } from '../observability/metrics.js';
+import type { Store } from '../store/store.js';
+import { Dispatcher } from './dispatcher.js';
+import type { TargetPolicy } from './target-policy.js';
+
+/** How this app sends webhooks (WEBHOOK_TIMEOUT_MS, WEBHOOK_RETRY_SCHEDULE). */
+export interface DeliveryOptions {
+  readonly timeoutMs: number;
+  /** Delays before each retry, in ms. */
+  readonly retrySchedule: readonly number[];
+}
+
+interface PluginOptions extends DeliveryOptions {
+  readonly store: Store;
+  readonly metrics: Metrics;
+  readonly policy: TargetPolicy;
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Runs the webhook dispatcher with the app: from ready until close (it stops before the store closes).
+ * A successful write answered here may have recorded events, so it wakes the dispatcher at once; events
+ * of other processes are found by its poll.
+ */
+export const webhookDelivery = fp(
+  async (app: FastifyInstance, { store, metrics, policy, timeoutMs, retrySchedule }: PluginOptions) => {
+    const dispatcher = new Dispatcher({
+      deliveries: store.deliveries,
+      policy,
+      timeoutMs,
+      retrySchedule,
+      log: app.log,
+      metrics,
+    });
+    app.addHook('onReady', async () => dispatcher.start());
+    app.addHook('preClose', async () => dispatcher.stop());
+    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      if (WRITES.has(request.method) && reply.statusCode < 300) dispatcher.wake();
+      done();
+    });
+  },
+  { name: 'webhook-delivery' },
+);

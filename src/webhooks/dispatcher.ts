@@ -1,0 +1,189 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyBaseLogger } from 'fastify';
+import { eventId, toEvent } from '../api/representations.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { AttemptOutcome, DeliveryStore, DueDelivery } from '../store/delivery-store.js';
+import { type SendResult, sendWebhook } from './send-webhook.js';
+import { webhookHeaders } from './signature.js';
+import type { TargetPolicy } from './target-policy.js';
+
+/** How often due deliveries are looked for: other instances' events start within this (+ one claim). */
+const POLL_MS = 500;
+/** Attempts in flight per endpoint, and in all: a slow endpoint holds its own slots, never the others'. */
+const PER_ENDPOINT = 4;
+const IN_FLIGHT = 64;
+/** A claim outlives its attempt's time-out by this much, so only a dead instance's claims expire. */
+const LEASE_MARGIN_MS = 30_000;
+/** On stop, attempts in flight get this long to finish and be recorded; the rest are left to their lease. */
+const STOP_WAIT_MS = 2000;
+/** The first wait before recording an attempt again while the database is away; it doubles up to the max. */
+const RECORD_RETRY_MS = { first: 100, max: 5000 };
+
+export interface DispatcherOptions {
+  readonly deliveries: DeliveryStore;
+  readonly policy: TargetPolicy;
+  /** WEBHOOK_TIMEOUT_MS: the whole of one attempt. */
+  readonly timeoutMs: number;
+  /** WEBHOOK_RETRY_SCHEDULE, in ms: the delay before each retry; a failure after the last one is final. */
+  readonly retrySchedule: readonly number[];
+  readonly log: FastifyBaseLogger;
+  readonly metrics: Metrics;
+}
+
+/**
+ * Sends due webhook deliveries: claims them (a lease, so instances never send one at once), posts each,
+ * and records the attempt. Wakes every POLL_MS, at once when this process committed a change (wake()),
+ * and when an attempt ends. All I/O is asynchronous; nothing here runs long on the event loop.
+ */
+export class Dispatcher {
+  readonly #options: DispatcherOptions;
+  readonly #leaseMs: number;
+  /** Attempts in flight, by endpoint id (what claims count against PER_ENDPOINT). */
+  readonly #inFlight = new Map<number, number>();
+  readonly #attempts = new Set<Promise<void>>();
+  /** Aborts the attempts still in flight once the stop's wait is over. */
+  readonly #abandon = new AbortController();
+  #poll: NodeJS.Timeout | undefined;
+  #claiming: Promise<void> | undefined;
+  #claimAgain = false;
+  #stopping = false;
+  /** Claims are failing (the database is away): logged once when it starts and once when it ends. */
+  #claimsFailing = false;
+
+  constructor(options: DispatcherOptions) {
+    this.#options = options;
+    this.#leaseMs = options.timeoutMs + LEASE_MARGIN_MS;
+  }
+
+  start(): void {
+    this.#poll = setInterval(() => this.wake(), POLL_MS);
+    this.#poll.unref();
+    this.wake();
+  }
+
+  /** Looks for due deliveries now (one claim at a time; a wake during one asks for another after it). */
+  wake(): void {
+    if (this.#stopping) return;
+    if (this.#claiming !== undefined) {
+      this.#claimAgain = true;
+      return;
+    }
+    this.#claiming = this.#claim().finally(() => {
+      this.#claiming = undefined;
+      if (this.#claimAgain) {
+        this.#claimAgain = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** Claims no more; waits a little for attempts in flight, then abandons the rest to their lease. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    clearInterval(this.#poll);
+    const settled = () => Promise.allSettled([this.#claiming, ...this.#attempts]);
+    await Promise.race([settled(), sleep(STOP_WAIT_MS)]);
+    this.#abandon.abort();
+    await Promise.race([settled(), sleep(STOP_WAIT_MS)]);
+  }
+
+  async #claim(): Promise<void> {
+    const limit = IN_FLIGHT - this.#attempts.size;
+    if (limit <= 0) return;
+    let due: DueDelivery[];
+    try {
+      due = await this.#options.deliveries.claim({
+        now: new Date(),
+        leaseMs: this.#leaseMs,
+        limit,
+        perEndpoint: PER_ENDPOINT,
+        inFlight: this.#inFlight,
+      });
+    } catch (error) {
+      if (!this.#claimsFailing)
+        this.#options.log.warn({ err: error }, 'claiming webhook deliveries failed; will retry');
+      this.#claimsFailing = true;
+      return;
+    }
+    if (this.#claimsFailing) this.#options.log.info('claiming webhook deliveries works again');
+    this.#claimsFailing = false;
+    // Claimed during a stop: left to their lease, as if this process had died.
+    if (this.#stopping) return;
+    for (const delivery of due) this.#begin(delivery);
+  }
+
+  #begin(delivery: DueDelivery): void {
+    const endpoint = delivery.endpoint.id;
+    this.#inFlight.set(endpoint, (this.#inFlight.get(endpoint) ?? 0) + 1);
+    const attempt = this.#attempt(delivery)
+      .catch((error: unknown) => this.#options.log.error({ err: error }, 'webhook attempt failed unexpectedly'))
+      .finally(() => {
+        this.#attempts.delete(attempt);
+        const left = (this.#inFlight.get(endpoint) ?? 1) - 1;
+        if (left > 0) this.#inFlight.set(endpoint, left);
+        else this.#inFlight.delete(endpoint);
+        this.wake();
+      });
+    this.#attempts.add(attempt);
+  }
+
+  async #attempt(delivery: DueDelivery): Promise<void> {
+    const { timeoutMs, policy, log, metrics } = this.#options;
+    const attemptedAt = new Date();
+    const id = eventId(delivery.event.seq);
+    const body = JSON.stringify(toEvent(delivery.event));
+    const headers = webhookHeaders(delivery.endpoint.secret, id, attemptedAt, body);
+    const result = await sendWebhook(
+      { url: delivery.endpoint.url, headers, body },
+      { policy, timeoutMs, signal: this.#abandon.signal },
+    );
+    if (this.#abandon.signal.aborted) return;
+    const outcome = this.#outcome(delivery, result, attemptedAt);
+    const recorded = await this.#record(outcome);
+    log.info(
+      {
+        endpointId: delivery.endpoint.id,
+        eventId: id,
+        attempt: delivery.attempt,
+        status: outcome.status,
+        responseStatus: result.responseStatus,
+        error: result.error,
+        durationMs: Date.now() - attemptedAt.getTime(),
+        ...(recorded ? {} : { recorded }),
+      },
+      'webhook attempt',
+    );
+    if (recorded) {
+      metrics.webhookDeliveries.inc({ outcome: outcome.status === 'pending' ? 'retried' : outcome.status });
+    }
+  }
+
+  #outcome(delivery: DueDelivery, result: SendResult, attemptedAt: Date): AttemptOutcome {
+    const ended = { delivery, attemptedAt, responseStatus: result.responseStatus, error: result.error };
+    if (result.delivered) return { ...ended, status: 'succeeded', nextAttemptAt: undefined };
+    const delay = this.#options.retrySchedule[delivery.attempt - 1];
+    if (delay === undefined) return { ...ended, status: 'failed', nextAttemptAt: undefined };
+    return { ...ended, status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
+  }
+
+  /**
+   * Records the attempt, trying again while the database is away, for as long as the claim holds: an
+   * attempt that is sent but not recorded would be sent again once the lease ends. False when it was not
+   * recorded: the claim was lost (the delivery was claimed again, or removed), or it ran out.
+   */
+  async #record(outcome: AttemptOutcome): Promise<boolean> {
+    const { deliveries, log } = this.#options;
+    const signal = this.#abandon.signal;
+    for (let wait = RECORD_RETRY_MS.first; ; wait = Math.min(2 * wait, RECORD_RETRY_MS.max)) {
+      try {
+        return await deliveries.finish(outcome);
+      } catch (error) {
+        if (signal.aborted || Date.now() + wait >= outcome.delivery.claimedUntil.getTime()) {
+          log.warn({ err: error }, 'recording a webhook attempt failed; it will be sent again after its lease');
+          return false;
+        }
+        await sleep(wait, undefined, { signal }).catch(() => undefined);
+      }
+    }
+  }
+}

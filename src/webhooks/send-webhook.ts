@@ -1,0 +1,130 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import { guardedLookup, RefusedAddressError, refusedAddress } from './guarded-lookup.js';
+import type { TargetPolicy } from './target-policy.js';
+
+/** Of a response body, only this much is read (for the error text); the connection is then closed. */
+const BODY_READ_BYTES = 4096;
+/** The longest response excerpt or redirect target kept in an attempt's error text. */
+const EXCERPT_CHARS = 200;
+
+export interface WebhookRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+export interface SendOptions {
+  readonly policy: TargetPolicy;
+  /** For the whole attempt: resolving, connecting, sending and the answer. */
+  readonly timeoutMs: number;
+  /** Aborts the attempt (the dispatcher stops); its result is then not recorded. */
+  readonly signal: AbortSignal;
+}
+
+/** How one attempt went: a 2xx, or a status and/or the reason it failed, in a few words. */
+export interface SendResult {
+  readonly delivered: boolean;
+  readonly responseStatus: number | undefined;
+  readonly error: string | undefined;
+}
+
+const excerpt = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARS);
+
+function failure(error: string, responseStatus?: number): SendResult {
+  return { delivered: false, responseStatus, error };
+}
+
+function answered(status: number, location: string | undefined, body: string): SendResult {
+  if (status >= 200 && status <= 299) return { delivered: true, responseStatus: status, error: undefined };
+  // Redirects are not followed: the target would escape the checks made on the registered URL.
+  if (status >= 300 && status <= 399) return failure(`redirected to ${excerpt(location ?? '(no location)')}`, status);
+  const text = excerpt(body);
+  return failure(text === '' ? `answered ${status}` : `answered ${status}: ${text}`, status);
+}
+
+/** Why a request got no answer, in a few words (the deliveries log shows it). */
+function describe(error: NodeJS.ErrnoException, host: string): string {
+  if (error instanceof RefusedAddressError) return error.message;
+  switch (error.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `could not resolve ${host}`;
+    default:
+      return excerpt(error.code === undefined ? error.message : `${error.code}: ${error.message}`);
+  }
+}
+
+/** Refusals known before connecting: an http:// URL without WEBHOOK_ALLOW_PRIVATE_URLS, an address literal. */
+function refusedUrl(url: URL, policy: TargetPolicy): string | undefined {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowPrivate)) {
+    return `refused scheme ${url.protocol} (only https: unless WEBHOOK_ALLOW_PRIVATE_URLS)`;
+  }
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  // A literal address is connected to without a lookup, so it is checked here.
+  return isIP(host) === 0 ? undefined : refusedAddress(host, policy)?.message;
+}
+
+/**
+ * One attempt: a POST over node:http(s) on a connection of its own (so every attempt resolves and checks
+ * the address anew), with no redirects followed, a time-out for the whole of it, and at most a few KB of
+ * the answer read. Never throws: every outcome is a SendResult.
+ */
+export function sendWebhook(request: WebhookRequest, options: SendOptions): Promise<SendResult> {
+  const url = new URL(request.url);
+  const refusal = refusedUrl(url, options.policy);
+  if (refusal !== undefined) return Promise.resolve(failure(refusal));
+  const client = url.protocol === 'https:' ? https : http;
+  // One controller per attempt, aborted by its time-out or by the dispatcher's stop, and let go of after.
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), options.timeoutMs);
+  const stop = () => abort.abort();
+  options.signal.addEventListener('abort', stop, { once: true });
+  if (options.signal.aborted) stop();
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (result: SendResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', stop);
+      req.destroy();
+      resolve(result);
+    };
+    const req = client.request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) },
+        agent: false,
+        lookup: guardedLookup(options.policy),
+        signal: abort.signal,
+      },
+      (response) => {
+        const status = response.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let read = 0;
+        const done = () => answered(status, response.headers.location, Buffer.concat(chunks).toString('utf8'));
+        response.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          read += chunk.length;
+          if (read >= BODY_READ_BYTES) settle(done());
+        });
+        // The status decides; a body cut short (by the time-out, or the peer) only shortens the excerpt.
+        response.on('end', () => settle(done()));
+        response.on('close', () => settle(done()));
+        response.on('error', () => settle(done()));
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      const timedOut = abort.signal.aborted && !options.signal.aborted;
+      settle(failure(timedOut ? `no answer within ${options.timeoutMs} ms` : describe(error, url.hostname)));
+    });
+    req.end(request.body);
+  });
+}
