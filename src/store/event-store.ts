@@ -41,4 +41,10 @@ export interface EventStore {
   head(): Promise<EventPosition>;
   /** Removes the events recorded before `before` (and their deliveries); returns how many. */
   purge(before: Date): Promise<number>;
+  /**
+   * Calls `onChange` soon after events may have become visible, committed by this process or another, until
+   * the returned function is called. It may also call it when nothing changed. Each call watches on its own
+   * (a timer; on PostgreSQL also a connection): one per process serves every stream (src/events/feed-bell.ts).
+   */
+  watch(onChange: () => void): () => void;
 }

@@ -1,7 +1,10 @@
+import type { PostgresDatabaseConfig } from '../../config.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
 import { type EventRow, eventFromRow } from '../event-rows.js';
 import type { EventPage, EventQuery, EventStore } from '../event-store.js';
+import { pollHead } from '../head-poll.js';
 import { asDate } from '../rows.js';
+import { listenForEvents } from './event-notices.js';
 import type { Database } from './postgres-db.js';
 
 /**
@@ -28,13 +31,20 @@ const QUERIES = {
 
 /** Events removed per statement by retention, so a large purge never holds its locks for long. */
 const PURGE_BATCH = 5000;
+/**
+ * How often a watch looks at the head besides listening: it covers a listener that is down, and an event
+ * its notice woke streams for too early, shown only once an older transaction without events ended.
+ */
+const WATCH_INTERVAL_MS = 500;
 
 /** The feed on PostgreSQL, in (tx, seq) order: see the events table's migration and docs/decisions.md. */
 export class PostgresEventStore implements EventStore {
   readonly #db: Database;
+  readonly #config: PostgresDatabaseConfig;
 
-  constructor(db: Database) {
+  constructor(db: Database, config: PostgresDatabaseConfig) {
     this.#db = db;
+    this.#config = config;
   }
 
   async list(query: EventQuery): Promise<EventPage> {
@@ -62,6 +72,15 @@ export class PostgresEventStore implements EventStore {
       removed += batch;
       if (batch < PURGE_BATCH) return removed;
     }
+  }
+
+  watch(onChange: () => void): () => void {
+    const stopListening = listenForEvents(this.#config, onChange);
+    const stopPolling = pollHead(() => this.head(), WATCH_INTERVAL_MS, onChange);
+    return () => {
+      stopListening();
+      stopPolling();
+    };
   }
 
   async #purgedThrough(): Promise<EventPosition> {

@@ -121,11 +121,15 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
 
   -- Fan-out: an event is sent to the endpoints enabled for its type when it is recorded, and to no other.
   -- One statement per INSERT into events (a batch of creates makes one), not one per row.
+  -- The notice wakes every instance's live streams when the transaction commits (PostgreSQL sends one per
+  -- transaction, however many statements notified); its payload, the schema, tells schemas sharing a
+  -- database apart.
   CREATE FUNCTION events_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
     SELECT e.seq, w.id, 'pending', e.at FROM new_events e
     JOIN webhook_endpoints w ON w.enabled AND e.type = ANY (string_to_array(w.events, ','));
+    PERFORM pg_notify('petstore_events', current_schema());
     RETURN NULL;
   END
   $$;

@@ -37,7 +37,7 @@ export class PostgresStore implements Store {
   readonly #db: Database;
   readonly #snapshots: SharedTokenRead;
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, config: PostgresDatabaseConfig) {
     this.#pool = pool;
     const db = new Database(pool);
     this.#db = db;
@@ -48,7 +48,7 @@ export class PostgresStore implements Store {
     this.pets = new PostgresPetStore(db);
     this.orders = new PostgresOrderStore(db);
     this.apiKeys = new PostgresApiKeyStore(db);
-    this.events = new PostgresEventStore(db);
+    this.events = new PostgresEventStore(db, config);
     this.webhooks = new PostgresWebhookStore(db);
     this.deliveries = new PostgresDeliveryStore(db);
   }
@@ -62,7 +62,7 @@ export class PostgresStore implements Store {
       await pool.end();
       throw error;
     }
-    return new PostgresStore(pool);
+    return new PostgresStore(pool, config);
   }
 
   async secret(name: string): Promise<Buffer> {

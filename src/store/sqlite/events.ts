@@ -2,12 +2,18 @@ import type Database from 'better-sqlite3';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
 import { type EventRow, eventFromRow } from '../event-rows.js';
 import type { EventPage, EventQuery, EventStore } from '../event-store.js';
+import { pollHead } from '../head-poll.js';
 import { fromMilliseconds } from '../rows.js';
 import type { GroupCommit } from './group-commit.js';
 
 const COLUMNS = 'seq, 0 AS tx, type, at, data, previous_status';
 /** Events removed per transaction by retention, so a large purge never holds the write lock for long. */
 const PURGE_BATCH = 5000;
+/**
+ * How often a watch looks at the head. SQLite tells no other process of a commit, and `serve --workers`
+ * processes share the file, so they look: two indexed reads of microseconds, well inside the stream's 1 s.
+ */
+const WATCH_INTERVAL_MS = 200;
 
 /**
  * The feed on SQLite. One writer at a time commits, so seq order is commit order: an event a reader has
@@ -62,6 +68,10 @@ export class SqliteEventStore implements EventStore {
       removed += batch;
       if (batch < PURGE_BATCH) return removed;
     }
+  }
+
+  watch(onChange: () => void): () => void {
+    return pollHead(() => this.head(), WATCH_INTERVAL_MS, onChange);
   }
 
   #purgedThrough(): EventPosition {
