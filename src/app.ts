@@ -9,6 +9,7 @@ import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
 import { CursorCodec } from './domain/cursor.js';
 import { errorHandler } from './errors/error-handler.js';
+import { feedBell } from './events/feed-bell.js';
 import { Idempotency } from './http/idempotency.js';
 import { Links } from './http/links.js';
 import { Metrics } from './observability/metrics.js';
@@ -42,6 +43,8 @@ export interface AppOptions {
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
   /** Proxies whose X-Forwarded-For names the client (TRUST_PROXY); none when absent. */
   readonly trustProxy?: readonly string[];
+  /** Between the live event stream's keep-alive comments; 15 s when absent (tests shorten it). */
+  readonly eventStreamKeepAliveMs?: number;
 }
 
 /**
@@ -99,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(docsRoutes);
   await app.register(petRoutes, routes);
   await app.register(orderRoutes, routes);
+  await app.register(feedBell, { events: store.events });
   await app.register(methodNotAllowed);
   return app;
 }

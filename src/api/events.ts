@@ -4,12 +4,15 @@ import { Type } from 'typebox';
 import type { EventCursors } from '../domain/event-cursor.js';
 import { type EventPosition, FEED_START } from '../domain/event-position.js';
 import { ERRORS } from '../errors/catalogue.js';
+import { acceptsEventStream } from '../http/accepts-event-stream.js';
 import type { Links } from '../http/links.js';
 import { errorResponses } from '../openapi/error-responses.js';
-import { Event, ListEventsQuery } from '../schemas/event.js';
+import { Event, EventStreamBody, ListEventsQuery } from '../schemas/event.js';
 import { PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ref } from '../schemas/ref.js';
 import type { Store } from '../store/store.js';
+import { cursorPosition } from './event-cursor-position.js';
+import { KEEP_ALIVE_MS, replyWithEventStream } from './event-stream-reply.js';
 import { toEvent } from './representations.js';
 
 export interface EventRouteOptions {
@@ -18,6 +21,8 @@ export interface EventRouteOptions {
   readonly links: Links;
   /** EVENT_RETENTION_DAYS: named in the 410 a cursor past it gets. */
   readonly retentionDays: number;
+  /** Between the live stream's comment lines; KEEP_ALIVE_MS when absent. */
+  readonly keepAliveMs?: number | undefined;
 }
 
 const FEED_DESCRIPTION =
@@ -25,20 +30,34 @@ const FEED_DESCRIPTION =
   'position after the last event returned (after an empty page, the same position), so polling it ' +
   'continues where the last page ended. A page never skips or repeats an event, also while other ' +
   'instances commit: an event committed later never appears before a position already handed out. ' +
-  'Events are kept `EVENT_RETENTION_DAYS` (default 30); a cursor behind that is 410.';
+  'Events are kept `EVENT_RETENTION_DAYS` (default 30); a cursor behind that is 410.\n\n' +
+  'With `Accept: text/event-stream` the same operation answers a live stream of Server-Sent Events instead: ' +
+  'one frame per event, `id: <cursor after this event>`, `event: <type>`, `data: <the event JSON>`, in feed ' +
+  'order, each event committed on any instance within 1 s. It starts after the `Last-Event-ID` header (what ' +
+  'an EventSource sends when it reconnects: it wins over `cursor`), else after `cursor`, else at the newest ' +
+  'position (nothing older is replayed); `type` filters it as it filters pages, `limit` does not apply. A ' +
+  'comment line (`: keep-alive`) comes every 15 s; a server that stops ends its streams, and the client ' +
+  'resumes elsewhere with `Last-Event-ID`. Errors (400, 401, 403, 410, 429) answer before the stream ' +
+  'starts, as JSON.';
 
 /** The change feed, `GET /v1/events`. */
-const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, { store, cursors, links, retentionDays }) => {
-  /** Where a request starts reading: after its cursor, or from the oldest event kept. */
-  const startOf = (cursor: string | undefined, type: string | undefined): EventPosition | undefined => {
-    if (cursor === undefined) return undefined;
-    const decoded = cursors.decode(cursor);
-    if (decoded === undefined) throw ERRORS.unknownCursor.create();
-    if (decoded.filter !== (type ?? '')) {
-      throw ERRORS.eventCursorForOtherType.create(decoded.filter === '' ? 'no type filter' : `type=${decoded.filter}`);
-    }
-    return decoded.position;
+const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, options) => {
+  const { store, cursors, links, retentionDays } = options;
+  const stream = {
+    store,
+    cursors,
+    retentionDays,
+    bell: app.feedBell,
+    keepAliveMs: options.keepAliveMs ?? KEEP_ALIVE_MS,
   };
+  /** Where a request starts reading: after its cursor, or from the oldest event kept. */
+  const startOf = (cursor: string | undefined, type: string | undefined): EventPosition | undefined =>
+    cursor === undefined
+      ? undefined
+      : cursorPosition(cursors, cursor, type, {
+          notIssued: ERRORS.unknownCursor,
+          otherType: ERRORS.eventCursorForOtherType,
+        });
 
   app.get(
     '/v1/events',
@@ -51,17 +70,28 @@ const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, { store
         tags: ['events'],
         querystring: ListEventsQuery,
         response: {
-          200: Type.Array(ref(Event), {
-            description: 'A page of events, oldest first.',
+          200: {
+            description: 'A page of events, oldest first; with `Accept: text/event-stream`, the live stream.',
             headers: {
-              Link: { type: 'string', description: 'RFC 8288 link to the position after this page (`rel="next"`).' },
+              Link: {
+                type: 'string',
+                description: 'RFC 8288 link to the position after this page (`rel="next"`); not on a stream.',
+              },
             },
-          }),
+            content: {
+              'application/json': { schema: Type.Array(ref(Event)) },
+              'text/event-stream': { schema: EventStreamBody },
+            },
+          },
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'gone'),
         },
       },
     },
     async (request, reply) => {
+      // GET only: a HEAD answer has no body to stream.
+      if (request.method === 'GET' && acceptsEventStream(request.headers.accept)) {
+        return replyWithEventStream(request, reply, stream, request.query);
+      }
       const { limit = PAGE_LIMIT_DEFAULT, type, cursor } = request.query;
       const after = startOf(cursor, type);
       const page = await store.events.list({ after, limit, type });
@@ -76,6 +106,6 @@ const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, { store
 
 export const eventRoutes = fp(routes, {
   name: 'event-routes',
-  dependencies: ['openapi', 'auth', 'key-rate-limit'],
+  dependencies: ['openapi', 'auth', 'key-rate-limit', 'feed-bell'],
   encapsulate: true,
 });

@@ -61,6 +61,12 @@ export const ERRORS = {
     'invalid_request',
     (issuedFor: string) => `query parameter "cursor" was issued for ${issuedFor}; send it with the same status filter`,
   ),
+  unknownLastEventId: errorKind('invalid_request', () => 'header "Last-Event-ID" is not an event id this service sent'),
+  lastEventIdForOtherType: errorKind(
+    'invalid_request',
+    (sentWith: string) =>
+      `header "Last-Event-ID" was sent by a stream with ${sentWith}; send it with the same type filter`,
+  ),
   invalidIdempotencyKey: errorKind(
     'invalid_request',
     () => 'header "Idempotency-Key" must be one string of 1 to 255 printable ASCII characters',

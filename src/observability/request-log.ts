@@ -17,6 +17,23 @@ export class RequestLog extends LogController {
   override routeNotFound(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    this.#line(error, request, reply, {});
+  }
+
+  /**
+   * A client that leaves a streamed response (a live event stream, above all) ends its request: Fastify
+   * then writes no completion, so the request's line is written here, marked, instead of its
+   * "stream closed prematurely". Other stream errors keep Fastify's warning.
+   */
+  override streamError(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      this.#line(undefined, request, reply, { closedByClient: true });
+    } else {
+      super.streamError(error, request, reply);
+    }
+  }
+
+  #line(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, extra: object): void {
     request.log.info(
       {
         method: request.method,
@@ -27,6 +44,7 @@ export class RequestLog extends LogController {
         keyId: request.apiKey?.id,
         // The client's address: behind a proxy listed in TRUST_PROXY, the one it forwarded.
         ip: request.ip,
+        ...extra,
         ...(error ? { err: error } : {}),
       },
       'request',

@@ -96,3 +96,15 @@ export const ListEventsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListEventsQuery = Static<typeof ListEventsQuery>;
+
+/** The live stream's body (`Accept: text/event-stream`), as the OpenAPI document shows it: text, not JSON. */
+export const EventStreamBody = Type.String({
+  description:
+    'Server-Sent Events (text/event-stream): frames separated by a blank line, each `id: <cursor after this ' +
+    'event>`, `event: <its type>`, `data: <the Event JSON on one line>`; comment lines start with `:`.',
+  examples: [
+    ': open\n\nid: MDoxMjo.4vJtXz0bq2Nf3cL1sY8wQA\nevent: pet.created\ndata: {"id":"evt_12","type":"pet.created",' +
+      '"timestamp":"2026-01-05T10:00:00.000Z","data":{"id":7,"name":"Rex","categoryId":1,"status":"available"}}\n\n' +
+      ': keep-alive\n\n',
+  ],
+});

@@ -41,6 +41,8 @@ export interface HarnessOptions {
   readonly publicUrl?: string;
   /** Rate limiting, made anew for each instance (each gets its own limiter, as separate processes would). */
   readonly rateLimit?: () => RateLimitOptions;
+  /** The live event stream's keep-alive interval (15 s when absent). */
+  readonly eventStreamKeepAliveMs?: number;
 }
 
 export async function request(
@@ -78,6 +80,7 @@ async function listen(t: TestContext, store: Store, options: HarnessOptions) {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     rateLimit: options.rateLimit?.(),
+    ...(options.eventStreamKeepAliveMs === undefined ? {} : { eventStreamKeepAliveMs: options.eventStreamKeepAliveMs }),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   t.after(() => app.close());

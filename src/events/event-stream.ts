@@ -1,0 +1,138 @@
+import { Readable } from 'node:stream';
+import type { FastifyBaseLogger } from 'fastify';
+import type { EventPosition } from '../domain/event-position.js';
+import type { EventType } from '../domain/event-types.js';
+import type { EventRecord, EventStore } from '../store/event-store.js';
+import type { FeedBell, FeedListener } from './feed-bell.js';
+
+/** Events read per look: a client that stopped reading holds at most one batch beyond its buffers. */
+export const STREAM_BATCH = 100;
+/** The comment line that keeps proxies from closing an idle stream (they commonly give up after 60 s). */
+const KEEP_ALIVE = ': keep-alive\n\n';
+/** Sent first, so the response's headers leave at once and the client sees the stream open. */
+const OPENED = ': open\n\n';
+
+export interface EventStreamOptions {
+  readonly events: EventStore;
+  readonly bell: FeedBell;
+  /** The position the stream starts after. */
+  readonly after: EventPosition;
+  /** The first events after it, already read (the route read them to answer 410 before any frame). */
+  readonly first: readonly EventRecord[];
+  readonly type: EventType | undefined;
+  /** The Server-Sent Events frame of one event. */
+  readonly frame: (record: EventRecord) => string;
+  readonly keepAliveMs: number;
+  /** The request's log: why a stream ended before its client left. */
+  readonly log: FastifyBaseLogger;
+}
+
+/**
+ * The body of one live stream: the frames of the events after its position, read in batches as its
+ * client takes them. Readable's pull drives the reads, so a client that stops reading stops only its own
+ * (the response's pipe stops pulling while the socket's buffer is full); the bell's wake-ups only mark
+ * that there may be more. It ends when the bell closes, or when a read fails (the client reconnects with
+ * Last-Event-ID and meets the outage as a 503, or resumes).
+ */
+export class EventStream extends Readable implements FeedListener {
+  readonly #options: EventStreamOptions;
+  #position: EventPosition;
+  #backlog: readonly EventRecord[] | undefined;
+  /** Events may exist after the position. */
+  #pending = true;
+  /** The consumer asked for more and was not given a batch since. */
+  #demand = false;
+  #reading = false;
+  #ending = false;
+  #finished = false;
+  readonly #keepAlive: NodeJS.Timeout;
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(options: EventStreamOptions) {
+    super();
+    this.#options = options;
+    this.#position = options.after;
+    this.#backlog = options.first;
+    this.push(OPENED);
+    this.#keepAlive = setInterval(() => {
+      // Anything still buffered reaches the proxy soon enough by itself.
+      if (this.readableLength === 0) this.push(KEEP_ALIVE);
+    }, options.keepAliveMs);
+    this.#keepAlive.unref();
+    // Last: a closed bell ends the stream at once.
+    this.#unsubscribe = options.bell.subscribe(this);
+  }
+
+  wake(): void {
+    this.#pending = true;
+    void this.#pump();
+  }
+
+  end(): void {
+    this.#ending = true;
+    if (!this.#reading) this.#finish();
+  }
+
+  override _read(): void {
+    this.#demand = true;
+    void this.#pump();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#stop();
+    callback(error);
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#reading) return;
+    this.#reading = true;
+    try {
+      while (this.#demand && this.#pending && !this.#ending) {
+        this.#pending = false;
+        const backlog = this.#backlog;
+        this.#backlog = undefined;
+        const events = backlog ?? (await this.#read());
+        if (this.destroyed) return;
+        if (events === undefined) {
+          this.#ending = true;
+          return;
+        }
+        // After the backlog, one more read: it was read before this stream subscribed to the bell, so an
+        // event committed in between rang no bell for it.
+        if (events.length === STREAM_BATCH || backlog !== undefined) this.#pending = true;
+        for (const record of events) {
+          this.#position = record.position;
+          if (!this.push(this.#options.frame(record))) this.#demand = false;
+        }
+      }
+    } finally {
+      this.#reading = false;
+      if (this.#ending) this.#finish();
+    }
+  }
+
+  /** The next batch; undefined when the stream must end. */
+  async #read(): Promise<readonly EventRecord[] | undefined> {
+    const { events, type, log } = this.#options;
+    try {
+      const page = await events.list({ after: this.#position, limit: STREAM_BATCH, type });
+      if (page.outcome === 'page') return page.events;
+      log.warn('event stream ended: retention removed events it had not sent yet');
+    } catch (error) {
+      log.warn({ err: error }, 'event stream ended: reading the events failed');
+    }
+    return undefined;
+  }
+
+  #finish(): void {
+    if (this.#finished || this.destroyed) return;
+    this.#finished = true;
+    this.#stop();
+    this.push(null);
+  }
+
+  #stop(): void {
+    clearInterval(this.#keepAlive);
+    this.#unsubscribe?.();
+  }
+}
