@@ -1,23 +1,26 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
+import { formatFailure } from './commands/failure-message.js';
 import { keysCommand } from './commands/keys.js';
+import { migrateCommand } from './commands/migrate.js';
 import { UsageError } from './commands/usage-error.js';
+import { packageVersion } from './commands/version.js';
 import { loadConfig } from './config.js';
 import { serveUntilSignalled } from './server/signals.js';
 import { startServer } from './server/start-server.js';
 import { parseWorkers, runPrimary } from './server/workers.js';
-import { openStore } from './store/open-store.js';
 
 const USAGE = `Usage: petstore <command>
 
 Commands:
   serve [--workers N|auto]                run the service (npm start); N processes share the port
-  migrate                                 bring the database schema up to date
+  migrate                                 bring the database schema up to date; says what it applied
   keys create --name NAME [--scopes read,write] [--expires DATE]
                                           issue a key; prints the key alone on stdout
   keys list [--json]                      list keys (never their secrets)
   keys revoke ID|NAME                     revoke a key at once
+  --version                               print the version
 
 Configuration comes from the environment; see README.md.`;
 
@@ -25,6 +28,10 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === '--version') {
+    process.stdout.write(`${packageVersion()}\n`);
     return;
   }
   const config = loadConfig(process.env);
@@ -39,13 +46,8 @@ async function main(argv: string[]): Promise<void> {
       else await serveUntilSignalled(startServer(config, { prettyLogs }));
       return;
     }
-    case 'migrate': {
-      if (args.length > 0) throw new UsageError(`migrate takes no arguments (got "${args.join(' ')}")`);
-      const store = await openStore(config.database);
-      await store.close();
-      process.stdout.write(`database schema is up to date (${store.kind})\n`);
-      return;
-    }
+    case 'migrate':
+      return migrateCommand(config, args, process.stdout);
     case 'keys':
       return keysCommand(config, args, process.stdout);
     default:
@@ -54,8 +56,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`petstore: ${message.split('\n')[0]}\n`);
+  process.stderr.write(formatFailure(error));
   const usage = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
   process.exitCode = usage ? 2 : 1;
   // A cluster worker's IPC channel would keep it alive; its primary must see it exit to react.

@@ -1,16 +1,21 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { formatFailure } from '../src/commands/failure-message.js';
 import { expectError, request } from './helpers/harness.js';
 import { bodyOf, openConnection } from './helpers/keep-alive.js';
-import { type CliResult, cliEnv, KEY_PATTERN, runCli, startServe } from './helpers/process.js';
+import { type CliResult, cliEnv, firstKey, KEY_PATTERN, runCli, startServe } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { certificate } from './helpers/tls.js';
 
 const KEY_LINE = /^psk_[0-9A-Za-z]{36}\n$/;
 const ONE_ERROR_LINE = /^petstore: [^\n]+\n$/;
+/** What `migrate` prints when it applied migrations: which, and the version the schema is at. */
+const APPLIED = /^applied migrations ([\d, ]+): sqlite schema now at version (\d+)\n$/;
 const NEW_PET = { name: 'Rex', categoryId: 1 };
 
 /** A fresh database file in a temp dir and the environment to run the CLI on it. */
@@ -69,7 +74,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
     const ci = created.stdout.trim();
 
     const server = await startServe(t, env);
-    assert.deepEqual(keysIn(server.stdout()), [], 'a key existed, so serve must not print one');
+    assert.deepEqual(keysIn(server.stdout() + server.stderr()), [], 'a key existed, so serve must not print one');
     assert.equal((await request(server.url, 'GET', '/v1/pets', { key: ci })).status, 200);
 
     // A key created while the server runs works at once too.
@@ -186,7 +191,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
       ['a name of digits only', ['keys', 'create', '--name', '123'], env, 2],
       ['an impossible expiry date', ['keys', 'create', '--name', 'x', '--expires', '2027-02-30'], env, 2],
       ['an expiry time without a zone', ['keys', 'create', '--name', 'x', '--expires', '2099-06-01T12:00'], env, 2],
-      ['a past expiry', ['keys', 'create', '--name', 'x', '--expires', '2000-01-01'], env, 1],
+      ['a past expiry', ['keys', 'create', '--name', 'x', '--expires', '2000-01-01'], env, 2],
       ['duplicate active name', ['keys', 'create', '--name', 'dup'], env, 1],
       ['revoke an unknown key', ['keys', 'revoke', 'nosuch'], env, 1],
       ['revoke an unknown id', ['keys', 'revoke', '999'], env, 1],
@@ -213,6 +218,12 @@ describe('petstore CLI (node dist/cli.js)', () => {
         throw new Error(`${label}: ${(error as Error).message}`);
       }
     }
+    // A second key of the same name says the rule and the way out (the README's KEY=$(…) relies on the exit status).
+    const duplicate = results[cases.findIndex(([label]) => label === 'duplicate active name')] as CliResult;
+    assert.match(
+      duplicate.stderr,
+      /"dup" already exists: names are unique among active keys; .*"petstore keys revoke dup"/,
+    );
     assert.deepEqual(
       (await listKeys(env)).map((key) => `${key.name}:${key.revokedAt === null ? 'active' : 'revoked'}`),
       ['dup:active'],
@@ -236,18 +247,27 @@ describe('petstore CLI (node dist/cli.js)', () => {
       ['via-url'],
     );
 
-    const migrated = join(dir, 'migrate.db');
-    for (let run = 0; run < 2; run++) {
-      const result = await runCli(['migrate'], cliEnv(migrated));
-      assertOk(result);
-      assert.match(result.stdout, /up to date/);
-    }
+    // migrate says what it applied: every migration on a fresh database, nothing the second time.
+    const migrated = cliEnv(join(dir, 'migrate.db'));
+    const first = await runCli(['migrate'], migrated);
+    assertOk(first);
+    const [, versions = '', latest] = APPLIED.exec(first.stdout) ?? [];
+    assert.equal(versions, Array.from({ length: Number(latest) }, (_, i) => i + 1).join(', '), first.stdout);
+    const again = await runCli(['migrate'], migrated);
+    assertOk(again);
+    assert.equal(again.stdout, `sqlite schema up to date (version ${latest})\n`);
+    // A database another command already brought up to date: nothing to apply either.
+    assert.match((await runCli(['migrate'], cliEnv(nested))).stdout, /^sqlite schema up to date/);
 
-    // Two migrations racing on each of three fresh files: all succeed.
+    // Two migrations racing on each of three fresh files: all succeed, and exactly one of each pair applies.
     const racing = await Promise.all(
       [0, 0, 1, 1, 2, 2].map((n) => runCli(['migrate'], cliEnv(join(dir, `race-${n}`, 'petstore.db')))),
     );
     for (const result of racing) assertOk(result);
+    for (let pair = 0; pair < racing.length; pair += 2) {
+      const outputs = racing.slice(pair, pair + 2).map((result) => result.stdout);
+      assert.equal(outputs.filter((output) => APPLIED.test(output)).length, 1, outputs.join(''));
+    }
     // And two key creations racing on a fresh file both land.
     const race = cliEnv(join(dir, 'race-keys.db'));
     const [a, b] = await Promise.all([
@@ -264,16 +284,18 @@ describe('petstore CLI (node dist/cli.js)', () => {
   test('first start prints one working key, once; two first starts at once make one key', async (t) => {
     const { env } = freshDb(t);
     const first = await startServe(t, env);
-    const printed = keysIn(first.stdout());
-    assert.equal(printed.length, 1, first.stdout());
-    const key = printed[0] as string;
+    // On stderr, apart from the log lines on stdout, which a log collector keeps.
+    const key = await firstKey(first);
+    assert.equal(keysIn(first.stderr()).length, 1, first.stderr());
+    assert.match(first.stderr(), /No API keys existed, so petstore created one/);
+    assert.deepEqual(keysIn(first.stdout()), [], 'the key is not in the log stream');
     assert.equal((await request(first.url, 'GET', '/v1/pets', { key })).status, 200);
     assert.equal((await request(first.url, 'POST', '/v1/pets', { key, body: NEW_PET })).status, 201);
     assert.deepEqual(await first.stop(), { code: 0, signal: null });
-    assert.equal(keysIn(first.stdout()).length, 1);
+    assert.equal(keysIn(first.stdout() + first.stderr()).length, 1);
 
     const second = await startServe(t, env);
-    assert.deepEqual(keysIn(second.stdout()), [], 'the second start must not print a key');
+    assert.deepEqual(keysIn(second.stdout() + second.stderr()), [], 'the second start must not print a key');
     assert.equal((await request(second.url, 'GET', '/v1/pets', { key })).status, 200);
     assert.deepEqual(await second.stop(), { code: 0, signal: null });
     assert.deepEqual(
@@ -283,8 +305,9 @@ describe('petstore CLI (node dist/cli.js)', () => {
 
     const twin = freshDb(t);
     const both = await Promise.all([startServe(t, twin.env), startServe(t, twin.env)]);
-    const keys = both.flatMap((server) => keysIn(server.stdout()));
-    assert.equal(keys.length, 1, `exactly one first key between both:\n${both.map((s) => s.stdout()).join('\n')}`);
+    await Promise.any(both.map(firstKey));
+    const keys = both.flatMap((server) => keysIn(server.stdout() + server.stderr()));
+    assert.equal(keys.length, 1, `exactly one first key between both:\n${both.map((s) => s.stderr()).join('\n')}`);
     for (const server of both) {
       assert.equal((await request(server.url, 'GET', '/v1/pets', { key: keys[0] as string })).status, 200);
     }
@@ -297,9 +320,9 @@ describe('petstore CLI (node dist/cli.js)', () => {
   describe('graceful shutdown', () => {
     async function startWithKey(t: TestContext) {
       const { env } = freshDb(t);
+      // Issued beforehand, so the server prints no first key and its stderr stays empty.
+      const key = await createKey(env, 'drain');
       const server = await startServe(t, env);
-      const key = keysIn(server.stdout())[0];
-      assert.ok(key !== undefined, server.stdout());
       return { server, key, env };
     }
 
@@ -457,6 +480,108 @@ describe('petstore CLI (node dist/cli.js)', () => {
     }
   });
 
+  test('a start-up failure is told whole: every line of the message and each cause, no stack', async (t) => {
+    const dir = tempDir(t);
+    // Stands in for better-sqlite3 compiled for another Node.js: the loader's own words, whose last line
+    // says what to do. A module hook puts it in place of the real module.
+    const loaderError = [
+      "The module '/srv/petstore/node_modules/better-sqlite3/build/Release/better_sqlite3.node'",
+      'was compiled against a different Node.js version using',
+      'NODE_MODULE_VERSION 137. This version of Node.js requires',
+      'NODE_MODULE_VERSION 115. Please try re-compiling or re-installing',
+      'the module (for instance, using `npm rebuild` or `npm install`).',
+    ];
+    writeFileSync(
+      join(dir, 'addon.mjs'),
+      `export default class Database {
+  constructor() {
+    const cause = new Error('dlopen: symbol lookup error\\n(the second line of the cause)');
+    throw Object.assign(new Error(${JSON.stringify(loaderError.join('\n'))}, { cause }), { code: 'ERR_DLOPEN_FAILED' });
+  }
+}
+`,
+    );
+    writeFileSync(
+      join(dir, 'hooks.mjs'),
+      `export async function resolve(specifier, context, next) {
+  if (specifier !== 'better-sqlite3') return next(specifier, context);
+  return { url: new URL('./addon.mjs', import.meta.url).href, shortCircuit: true };
+}
+`,
+    );
+    writeFileSync(
+      join(dir, 'register.mjs'),
+      "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n",
+    );
+    const env = {
+      ...cliEnv(join(dir, 'petstore.db')),
+      NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'register.mjs'))}`,
+    };
+    for (const command of [['serve'], ['migrate']]) {
+      const result = await runCli(command, env);
+      assert.equal(result.code, 1, show(result));
+      assert.equal(result.stdout, '');
+      assert.equal(
+        result.stderr,
+        `petstore: ${loaderError.join('\n  ')}\n  caused by: dlopen: symbol lookup error\n  (the second line of the cause)\n`,
+      );
+    }
+  });
+
+  test('failure messages: an AggregateError names its errors; a long one is cut at 12 lines', () => {
+    const refused = new AggregateError([
+      new Error('connect ECONNREFUSED ::1:5432'),
+      new Error('connect ECONNREFUSED 127.0.0.1:5432'),
+    ]);
+    assert.equal(
+      formatFailure(refused),
+      'petstore: connect ECONNREFUSED ::1:5432; connect ECONNREFUSED 127.0.0.1:5432\n',
+    );
+    const long = formatFailure(new Error(Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\n')));
+    assert.equal(long.split('\n').length - 1, 12);
+    assert.match(long, /^petstore: line 1\n {2}line 2\n[\s\S]* {2}line 11\n {2}… 19 more lines\n$/);
+  });
+
+  test('--version prints the package version alone and needs no database', async (t) => {
+    const path = join(tempDir(t), 'petstore.db');
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    const result = await runCli(['--version'], cliEnv(path, { PORT: 'abc' }));
+    assertOk(result);
+    assert.equal(result.stdout, `${manifest.version}\n`);
+    assert.ok(!existsSync(path));
+  });
+
+  test('TLS files that cannot be used stop the start with one line naming the variable and the file', async (t) => {
+    const dir = tempDir(t);
+    const { certPath, keyPath } = certificate(t);
+    const other = certificate(t);
+    const text = join(dir, 'not-pem.txt');
+    writeFileSync(text, 'not a PEM file\n');
+    const missing = join(dir, 'missing.pem');
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ TLS_CERT: text, TLS_KEY: keyPath }, new RegExp(`^petstore: TLS_CERT: ${text} is not a PEM certificate`)],
+      [{ TLS_CERT: certPath, TLS_KEY: text }, new RegExp(`^petstore: TLS_KEY: ${text} is not an unencrypted PEM`)],
+      [{ TLS_CERT: keyPath, TLS_KEY: keyPath }, new RegExp(`^petstore: TLS_CERT: ${keyPath} is not a PEM certificate`)],
+      [
+        { TLS_CERT: missing, TLS_KEY: keyPath },
+        new RegExp(`^petstore: TLS_CERT: cannot read ${missing}: no such file`),
+      ],
+      [
+        { TLS_CERT: certPath, TLS_KEY: missing },
+        new RegExp(`^petstore: TLS_KEY: cannot read ${missing}: no such file`),
+      ],
+      [
+        { TLS_CERT: certPath, TLS_KEY: other.keyPath },
+        new RegExp(`^petstore: TLS_CERT ${certPath} and TLS_KEY ${other.keyPath} cannot be used together`),
+      ],
+    ];
+    for (const [tls, message] of cases) {
+      const result = await runCli(['serve'], cliEnv(join(dir, 'petstore.db'), tls));
+      assertFailed(result, message);
+      assert.equal(result.code, 1);
+    }
+  });
+
   test('--help exits 0, lists the commands and needs no database', async (t) => {
     const dir = tempDir(t);
     const path = join(dir, 'petstore.db');
@@ -480,10 +605,11 @@ describe('petstore CLI (node dist/cli.js)', () => {
     const failed = await runCli(['serve'], { ...env, PORT: port });
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /EADDRINUSE/);
-    assert.deepEqual(keysIn(failed.stdout), [], 'no key may be printed by a server that did not start');
+    assert.deepEqual(keysIn(failed.stdout + failed.stderr), [], 'no key may be printed by a server that did not start');
     await holder.stop();
     const started = await startServe(t, env);
-    assert.equal(keysIn(started.stdout()).length, 1, 'the first key is still issued on the first real start');
+    await firstKey(started);
+    assert.equal(keysIn(started.stderr()).length, 1, 'the first key is still issued on the first real start');
     await started.stop();
   });
 });

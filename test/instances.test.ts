@@ -3,7 +3,16 @@ import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { describe, test } from 'node:test';
 import { eachBackend, request } from './helpers/harness.js';
-import { cliEnv, createKey, freshDatabaseUrl, runCli, type ServeProcess, startServe } from './helpers/process.js';
+import {
+  cliEnv,
+  createKey,
+  firstKey,
+  freshDatabaseUrl,
+  KEY_PATTERN,
+  runCli,
+  type ServeProcess,
+  startServe,
+} from './helpers/process.js';
 
 /** A GET on a connection of its own, so the cluster's round robin hands each to the next worker. */
 function rawGet(url: string): Promise<string> {
@@ -102,9 +111,8 @@ eachBackend((backend) => {
         .split('\n')
         .filter((line) => line.trim() !== '');
       assert.equal(workers.length, 2, 'two worker processes');
-      const keys = server.stdout().match(/psk_[0-9A-Za-z]{36}/g) ?? [];
-      assert.equal(keys.length, 1, 'the primary prints the first key once');
-      const key = keys[0] as string;
+      const key = await firstKey(server);
+      assert.equal(server.stderr().match(KEY_PATTERN)?.length, 1, 'the primary prints the first key once');
       const results = await Promise.all(
         Array.from({ length: 100 }, (_, i) =>
           request(server.url, 'POST', '/v1/pets', { key, body: { name: `w${i}`, categoryId: 1 } }),
@@ -130,7 +138,7 @@ eachBackend((backend) => {
     test('serve --workers 2: a worker that dies is replaced and the service keeps answering', async (t) => {
       const env = cliEnv(await freshDatabaseUrl(t, backend));
       const server = await startServe(t, env, 20_000, ['--workers', '2']);
-      const key = (server.stdout().match(/psk_[0-9A-Za-z]{36}/) ?? [])[0] as string;
+      const key = await firstKey(server);
       const workers = () =>
         execFileSync('ps', ['-o', 'pid=', '--ppid', String(server.child.pid)], { encoding: 'utf8' })
           .split('\n')

@@ -10,7 +10,7 @@ import { RedisRateLimiter } from '../src/rate-limit/redis-rate-limiter.js';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { expectError, type Harness, request, startHarness } from './helpers/harness.js';
 import { sparePort } from './helpers/pg-cluster.js';
-import { cliEnv, freshDatabaseUrl, KEY_PATTERN, startServe } from './helpers/process.js';
+import { cliEnv, firstKey, freshDatabaseUrl, startServe } from './helpers/process.js';
 import { BACKENDS } from './helpers/stores.js';
 
 const REDIS_URL = process.env.PETSTORE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -101,8 +101,7 @@ describe('rate limits', () => {
   test('RATE_LIMIT_RPS=0 keeps the failed-authentication limit; TRUST_PROXY gives each client behind a proxy its own', async (t) => {
     const env = cliEnv(await freshDatabaseUrl(t, backend), { RATE_LIMIT_RPS: '0', TRUST_PROXY: '127.0.0.1' });
     const server = await startServe(t, env);
-    const key = server.stdout().match(KEY_PATTERN)?.[0];
-    assert.ok(key, 'the first key is printed');
+    const key = await firstKey(server);
     const from = (address: string, sent: string | null) =>
       request(server.url, 'GET', '/v1/pets', { key: sent, headers: { 'x-forwarded-for': address } });
     for (let i = 0; i < 20; i++) assert.equal((await from('203.0.113.7', null)).status, 401);

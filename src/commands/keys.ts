@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { parseScopes } from '../domain/api-key.js';
 import { issueApiKey, KEY_NAME_PROBLEM, KEY_NAME_RULE } from '../services/api-keys.js';
 import { openStore } from '../store/open-store.js';
-import type { ApiKeyRecord } from '../store/store.js';
+import { type ApiKeyRecord, DuplicateNameError } from '../store/store.js';
 import { UsageError } from './usage-error.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
@@ -69,6 +69,10 @@ async function create(config: Config, args: string[], out: NodeJS.WritableStream
   if (!KEY_NAME_RULE.test(name)) throw new UsageError(KEY_NAME_PROBLEM);
   const scopes = values.scopes === undefined ? undefined : usage(() => parseScopes(values.scopes as string));
   const expiresAt = values.expires === undefined ? null : parseExpiry(values.expires);
+  // A key that expired before it was issued is a mistake in the command line, like an impossible date.
+  if (expiresAt !== null && expiresAt <= systemClock()) {
+    throw new UsageError(`--expires must be in the future, got "${values.expires}"`);
+  }
   const store = await openStore(config.database);
   try {
     const issued = await issueApiKey(store, systemClock, {
@@ -78,6 +82,11 @@ async function create(config: Config, args: string[], out: NodeJS.WritableStream
     });
     // The key alone on stdout, so scripts can capture it: KEY=$(petstore keys create --name ci)
     out.write(`${issued.key}\n`);
+  } catch (error) {
+    if (!(error instanceof DuplicateNameError)) throw error;
+    throw new Error(
+      `${error.message}: names are unique among active keys; choose another, or first "petstore keys revoke ${name}"`,
+    );
   } finally {
     await store.close();
   }

@@ -101,7 +101,7 @@ export async function runPrimary(config: Config, workers: number, prettyLogs: bo
   if (stopping) return;
   const store = await openStore(config.database);
   try {
-    await announceFirstKey(store, process.stdout);
+    await announceFirstKey(store, process.stderr);
   } finally {
     await store.close();
   }

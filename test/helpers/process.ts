@@ -9,7 +9,7 @@ import { tempDir } from './temp-dir.js';
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
 const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
-/** Logged once the server listens and any first key has been printed. */
+/** Logged once the server listens and any first key has been printed (on stderr). */
 const READY = /"msg":"ready"/;
 /** Matches a key anywhere in a text; the `g` flag finds every one. */
 export const KEY_PATTERN = /psk_[0-9A-Za-z]{36}/g;
@@ -151,6 +151,19 @@ export async function startServe(
       return exit;
     },
   };
+}
+
+/**
+ * The key a first start printed on stderr. It is written before the ready line, but on another pipe, so it
+ * may arrive a moment after that line: this waits for it briefly.
+ */
+export async function firstKey(server: ServeProcess): Promise<string> {
+  for (let waited = 0; ; waited += 10) {
+    const key = server.stderr().match(KEY_PATTERN)?.[0];
+    if (key !== undefined) return key;
+    if (waited >= 2000) throw new Error(`no first key on stderr:\n${server.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** A DATABASE_URL for a fresh database of the backend, removed after the test. */

@@ -51,9 +51,9 @@ export function createPool(config: PostgresDatabaseConfig): pg.Pool {
 /**
  * Migrations get a connection of their own, without the request time-outs: waiting for another
  * instance's migration lock, or building an index on a large table, may take longer than any request
- * should. The connection is closed afterwards, so no setting leaks into the pool.
+ * should. The connection is closed afterwards, so no setting leaks into the pool. Returns the versions applied.
  */
-export async function migrateOnce(config: PostgresDatabaseConfig): Promise<void> {
+export async function migrateOnce(config: PostgresDatabaseConfig): Promise<number[]> {
   const client = new pg.Client({
     connectionString: config.url,
     connectionTimeoutMillis: config.connectTimeoutMs,
@@ -65,7 +65,7 @@ export async function migrateOnce(config: PostgresDatabaseConfig): Promise<void>
   try {
     await client.connect();
     await client.query('SET statement_timeout = 0');
-    await migratePostgres(client);
+    return await migratePostgres(client);
   } finally {
     await client.end().catch(() => undefined);
   }

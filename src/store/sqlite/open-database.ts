@@ -42,6 +42,11 @@ export const WAL_SIZE_LIMIT_BYTES = 8 * 1024 * 1024;
  * write survives a crash or power loss, and brings its schema up to date.
  */
 export function openDatabase(path: string): Database.Database {
+  return openMigrated(path).db;
+}
+
+/** openDatabase, also telling which migrations it applied (`petstore migrate` reports them). */
+export function openMigrated(path: string): { db: Database.Database; applied: number[] } {
   mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { timeout: OPEN_BUSY_TIMEOUT_MS });
   try {
@@ -49,9 +54,9 @@ export function openDatabase(path: string): Database.Database {
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-    migrateSqlite(db);
+    const applied = migrateSqlite(db);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    return db;
+    return { db, applied };
   } catch (error) {
     db.close();
     throw error;
