@@ -3,6 +3,8 @@ import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { startHarness } from './helpers/harness.js';
+import { BACKENDS } from './helpers/stores.js';
 
 test('DATABASE_URL: SQLite paths in every form, PostgreSQL URLs with the user libpq would pick', () => {
   assert.deepEqual(loadConfig({}).database, { kind: 'sqlite', path: resolve('data/petstore.db') });
@@ -126,4 +128,20 @@ test('WEBHOOK_ALLOW_PRIVATE_URLS: false by default, exactly true or false', () =
       bad,
     );
   }
+});
+
+test('PUBLIC_URL ending in /v1 (the OpenAPI servers URL) is the same origin: links never say /v1/v1', async (t) => {
+  for (const text of ['https://pets.example.com/v1', 'https://pets.example.com/v1/', 'https://pets.example.com']) {
+    assert.equal(loadConfig({ PUBLIC_URL: text }).publicUrl, 'https://pets.example.com', text);
+  }
+  assert.equal(loadConfig({ PUBLIC_URL: 'https://example.com/pets/v1' }).publicUrl, 'https://example.com/pets');
+  assert.equal(loadConfig({ PUBLIC_URL: 'https://example.com/v10' }).publicUrl, 'https://example.com/v10');
+
+  const publicUrl = loadConfig({ PUBLIC_URL: 'https://pets.example.com/v1/' }).publicUrl as string;
+  const h = await startHarness(t, BACKENDS[0] as (typeof BACKENDS)[number], { publicUrl });
+  const created = await h.call('POST', '/v1/pets', { body: { name: 'Rex', categoryId: 1 } });
+  assert.equal(created.status, 201);
+  assert.equal(created.headers.get('location'), `https://pets.example.com/v1/pets/${created.json.id}`);
+  const document = await h.call('GET', '/v1/openapi.json', { key: null });
+  assert.deepEqual(document.json.servers, [{ url: 'https://pets.example.com/v1' }]);
 });
