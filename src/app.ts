@@ -1,13 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { docsRoutes } from './api/docs.js';
+import { eventRoutes } from './api/events.js';
 import { metaRoutes } from './api/meta.js';
 import { orderRoutes } from './api/orders.js';
 import { petRoutes } from './api/pets.js';
 import type { RouteOptions } from './api/route-options.js';
 import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
+import { DEFAULT_EVENT_RETENTION_DAYS } from './config.js';
 import { CursorCodec } from './domain/cursor.js';
+import { EventCursors } from './domain/event-cursor.js';
 import { errorHandler } from './errors/error-handler.js';
 import { feedBell } from './events/feed-bell.js';
 import { Idempotency } from './http/idempotency.js';
@@ -45,6 +48,8 @@ export interface AppOptions {
   readonly trustProxy?: readonly string[];
   /** Between the live event stream's keep-alive comments; 15 s when absent (tests shorten it). */
   readonly eventStreamKeepAliveMs?: number;
+  /** EVENT_RETENTION_DAYS, for the feed's 410 (the purge itself runs in start-server); 30 when absent. */
+  readonly eventRetentionDays?: number;
 }
 
 /**
@@ -103,6 +108,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(petRoutes, routes);
   await app.register(orderRoutes, routes);
   await app.register(feedBell, { events: store.events });
+  await app.register(eventRoutes, {
+    store,
+    cursors: new EventCursors(new CursorCodec(secret, 'events')),
+    links,
+    retentionDays: options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS,
+    keepAliveMs: options.eventStreamKeepAliveMs,
+  });
   await app.register(methodNotAllowed);
   return app;
 }

@@ -43,6 +43,8 @@ export interface Config {
   readonly tls: TlsFiles | undefined;
   /** Connections one client address may hold open; behind a proxy every client shares the proxy's. */
   readonly maxConnectionsPerAddress: number;
+  /** Days events stay in the feed (EVENT_RETENTION_DAYS); older ones are removed, with their deliveries. */
+  readonly eventRetentionDays: number;
   /** WEBHOOK_ALLOW_PRIVATE_URLS: webhooks may point to any address, and use http:// (internal networks, tests). */
   readonly webhookAllowPrivateUrls: boolean;
   /** How long one webhook attempt may take in all (WEBHOOK_TIMEOUT_MS): resolving, connecting, answering. */
@@ -64,6 +66,7 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_DATABASE_PATH = 'data/petstore.db';
+export const DEFAULT_EVENT_RETENTION_DAYS = 30;
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
@@ -148,8 +151,7 @@ function parsePublicUrl(text: string | undefined): string | undefined {
     throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got "${text}"`);
   }
   if (url.search !== '' || url.hash !== '') throw new ConfigError('PUBLIC_URL must not have a query or fragment');
-  // Links add /v1 themselves: one that ends the URL (as the OpenAPI servers URL does) would double it.
-  return url.href.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return url.href.replace(/\/+$/, '');
 }
 
 function parseLogLevel(text: string | undefined): LogLevel {
@@ -266,6 +268,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1000,
       1,
       10_000,
+    ),
+    eventRetentionDays: parseInteger(
+      'EVENT_RETENTION_DAYS',
+      nonEmpty(env.EVENT_RETENTION_DAYS),
+      DEFAULT_EVENT_RETENTION_DAYS,
+      1,
+      3650,
     ),
     webhookTimeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', nonEmpty(env.WEBHOOK_TIMEOUT_MS), 10_000, 100, 600_000),
     webhookRetrySchedule: parseRetrySchedule(nonEmpty(env.WEBHOOK_RETRY_SCHEDULE) ?? DEFAULT_RETRY_SCHEDULE),

@@ -1,6 +1,8 @@
 import { isComplete } from '../domain/order-status.js';
+import type { Event } from '../schemas/event.js';
 import type { Order } from '../schemas/order.js';
 import type { Pet } from '../schemas/pet.js';
+import type { EventRecord } from '../store/event-store.js';
 import type { OrderRecord, PetRecord } from '../store/store.js';
 
 /** The one boundary between what the store keeps and what the API shows, for every resource. */
@@ -17,4 +19,22 @@ export function toOrder(record: OrderRecord): Order {
     createdAt: record.createdAt.toISOString(),
     complete: isComplete(record.status),
   };
+}
+
+/** An event's id: the same in the feed, the stream and every webhook attempt (`webhook-id`). */
+export const eventId = (seq: number) => `evt_${seq}`;
+
+export function toEvent(record: EventRecord): Event {
+  const id = eventId(record.seq);
+  const timestamp = record.at.toISOString();
+  switch (record.type) {
+    case 'pet.created':
+      return { id, type: record.type, timestamp, data: toPet(record.pet) };
+    case 'pet.status_changed':
+      return { id, type: record.type, timestamp, data: toPet(record.pet), previousStatus: record.previousStatus };
+    case 'order.placed':
+      return { id, type: record.type, timestamp, data: toOrder(record.order) };
+    case 'order.status_changed':
+      return { id, type: record.type, timestamp, data: toOrder(record.order), previousStatus: record.previousStatus };
+  }
 }

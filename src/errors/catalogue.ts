@@ -67,6 +67,10 @@ export const ERRORS = {
     (sentWith: string) =>
       `header "Last-Event-ID" was sent by a stream with ${sentWith}; send it with the same type filter`,
   ),
+  eventCursorForOtherType: errorKind(
+    'invalid_request',
+    (issuedFor: string) => `query parameter "cursor" was issued for ${issuedFor}; send it with the same type filter`,
+  ),
   invalidIdempotencyKey: errorKind(
     'invalid_request',
     () => 'header "Idempotency-Key" must be one string of 1 to 255 printable ASCII characters',
@@ -141,6 +145,11 @@ export const ERRORS = {
   removed: errorKind(
     'gone',
     (operation: string, on: string, successor: string) => `${operation} was removed on ${on}; use ${successor}`,
+  ),
+  eventsExpired: errorKind(
+    'gone',
+    (days: number) =>
+      `events after this cursor were removed (events are kept ${days} days); read the feed again without a cursor`,
   ),
   idempotencyMismatch: errorKind(
     'idempotency_mismatch',

@@ -1,6 +1,29 @@
 import { ErrorBody } from './error.js';
+import {
+  Event,
+  EventType,
+  OrderPlacedEvent,
+  OrderStatusChangedEvent,
+  PetCreatedEvent,
+  PetStatusChangedEvent,
+} from './event.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
 import { NewPet, Pet, PetStatus } from './pet.js';
 
 /** Schemas registered once: validation, serialisation and `components.schemas` of the OpenAPI document. */
-export const SHARED_SCHEMAS = [PetStatus, Pet, NewPet, OrderStatus, Order, NewOrder, OrderStatusChange, ErrorBody];
+export const SHARED_SCHEMAS = [
+  PetStatus,
+  Pet,
+  NewPet,
+  OrderStatus,
+  Order,
+  NewOrder,
+  OrderStatusChange,
+  ErrorBody,
+  EventType,
+  PetCreatedEvent,
+  PetStatusChangedEvent,
+  OrderPlacedEvent,
+  OrderStatusChangedEvent,
+  Event,
+];

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
 import { systemClock } from '../clock.js';
@@ -9,10 +10,10 @@ import { openStore } from '../store/open-store.js';
 import { DEFAULT_LIMITS } from './fastify-options.js';
 import { announceFirstKey } from './first-key.js';
 import { logDestination, loggerOptions } from './log-stream.js';
-import { loadTlsFiles } from './tls-files.js';
 
 /** Expired idempotency records (older than 24 h) are removed this often. */
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -24,7 +25,6 @@ export interface StartOptions {
   /** A cluster worker leaves the first key and the ready line to the primary process. */
   readonly worker?: boolean;
   readonly out?: NodeJS.WritableStream;
-  /** Where the first key is printed: stderr, apart from the log lines on stdout. */
   /** Human-readable log lines (a terminal is watching) instead of JSON. */
   readonly prettyLogs?: boolean;
 }
@@ -46,9 +46,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         ...loggerOptions(config.logLevel, pretty),
         ...(destination === undefined ? {} : { stream: destination }),
       },
-      tls: config.tls === undefined ? undefined : loadTlsFiles(config.tls),
+      tls:
+        config.tls === undefined
+          ? undefined
+          : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
       rateLimit,
       trustProxy: config.trustProxy,
+      eventRetentionDays: config.eventRetentionDays,
       limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
       metricsAcrossWorkers: options.worker === true,
     });
@@ -66,6 +70,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     store.purgeExpiredIdempotencyKeys(systemClock()).catch((error: unknown) => {
       app.log.warn({ err: error }, 'purging expired idempotency keys failed; will retry');
     });
+    const eventsBefore = new Date(systemClock().getTime() - config.eventRetentionDays * DAY_MS);
+    store.events.purge(eventsBefore).catch((error: unknown) => {
+      app.log.warn({ err: error }, 'removing events past their retention failed; will retry');
+    });
   }, PURGE_INTERVAL_MS);
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));
@@ -75,7 +83,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     url = await app.listen({ host: config.host, port: config.port });
     if (options.worker !== true) {
       // After listening, so a server that cannot start never consumes the one-time first key.
-      await announceFirstKey(store, options.out ?? process.stderr);
+      await announceFirstKey(store, options.out ?? process.stdout);
       app.log.info({ url }, 'ready');
     }
   } catch (error) {
