@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import type { Rate } from '../src/domain/token-bucket.js';
 import { MemoryRateLimiter } from '../src/rate-limit/memory-rate-limiter.js';
@@ -80,14 +81,35 @@ describe('rate-limit metrics', () => {
     assert.equal(sample(text, 'petstore_rate_limit_rejections_total', { reason: 'api_key' }), 3);
   });
 
-  test('requests let through while Redis is unreachable are counted as fail-open', async (t) => {
+  test('the README names exactly the reasons rejections are counted by', async (t) => {
+    const h = await startHarness(t, sqlite, {
+      rateLimit: () => ({ limiter: new MemoryRateLimiter(), perKey: rate }),
+    });
+    for (let i = 0; i < 3; i++) await h.call('GET', '/v1/pets');
+    for (let i = 0; i < 21; i++) await h.call('GET', '/v1/pets', { key: 'psk_wrong' });
+    const text = (await h.call('GET', '/metrics', { key: null })).text;
+    const counted = [...text.matchAll(/^petstore_rate_limit_rejections_total\{reason="(\w+)"\} [1-9]/gm)].map(
+      (m) => m[1],
+    );
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `petstore_rate_limit_rejections_total`')) ?? '';
+    const documented = [...(/\(([^)]*)\)/.exec(row)?.[1]?.matchAll(/`(\w+)`/g) ?? [])].map((m) => m[1]);
+    assert.deepEqual(documented.sort(), counted.sort(), row);
+    assert.equal(counted.length, 2);
+  });
+
+  test('a request let through while Redis is unreachable is counted once as fail-open', async (t) => {
     const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${await sparePort()}`, prefix: 'nowhere:' });
     t.after(() => limiter.close());
     const h = await startHarness(t, sqlite, {
       rateLimit: () => ({ limiter, perKey: rate }),
     });
     for (let i = 0; i < 4; i++) assert.equal((await h.call('GET', '/v1/pets')).status, 200);
-    const text = (await h.call('GET', '/metrics', { key: null })).text;
-    assert.ok(sample(text, 'petstore_rate_limit_fail_open_total') >= 4);
+    const failOpen = async () =>
+      sample((await h.call('GET', '/metrics', { key: null })).text, 'petstore_rate_limit_fail_open_total');
+    assert.equal(await failOpen(), 4, 'one per request with a key: only its own bucket is asked');
+    // A failed authentication asks only its address's bucket, which could not be read either.
+    for (let i = 0; i < 3; i++) assert.equal((await h.call('GET', '/v1/pets', { key: 'psk_wrong' })).status, 401);
+    assert.equal(await failOpen(), 7);
   });
 });
