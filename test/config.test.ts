@@ -85,6 +85,18 @@ test('TRUST_PROXY: proxy addresses and CIDRs (or none); anything else stops the 
   }
 });
 
+test('EVENT_RETENTION_DAYS: 30 by default, 1 to 3650 days', () => {
+  assert.equal(loadConfig({}).eventRetentionDays, 30);
+  assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '1' }).eventRetentionDays, 1);
+  assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '3650' }).eventRetentionDays, 3650);
+  for (const bad of ['0', '3651', '7d', '-1', '1.5']) {
+    assert.throws(
+      () => loadConfig({ EVENT_RETENTION_DAYS: bad }),
+      /^ConfigError: EVENT_RETENTION_DAYS must be an integer from 1 to 3650/,
+    );
+  }
+});
+
 test('WEBHOOK_TIMEOUT_MS and WEBHOOK_RETRY_SCHEDULE: defaults, units, and errors naming the variable', () => {
   const config = loadConfig({});
   assert.equal(config.webhookTimeoutMs, 10_000);
