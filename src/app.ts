@@ -6,6 +6,7 @@ import { metaRoutes } from './api/meta.js';
 import { orderRoutes } from './api/orders.js';
 import { petRoutes } from './api/pets.js';
 import type { RouteOptions } from './api/route-options.js';
+import { webhookRoutes } from './api/webhooks.js';
 import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
 import { DEFAULT_EVENT_RETENTION_DAYS } from './config.js';
@@ -31,6 +32,7 @@ import { logDrops } from './server/log-drops.js';
 import type { Store } from './store/store.js';
 import { timedStore } from './store/timed-store.js';
 import { validation } from './validation/validation-plugin.js';
+import { type Lookup, systemLookup } from './webhooks/target-policy.js';
 
 export interface AppOptions {
   readonly store: Store;
@@ -46,6 +48,8 @@ export interface AppOptions {
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
   /** Proxies whose X-Forwarded-For names the client (TRUST_PROXY); none when absent. */
   readonly trustProxy?: readonly string[];
+  /** Where webhooks may point (WEBHOOK_ALLOW_PRIVATE_URLS, default public https only) and the resolver to check it. */
+  readonly webhooks?: { readonly allowPrivateUrls: boolean; readonly lookup?: Lookup };
   /** Between the live event stream's keep-alive comments; 15 s when absent (tests shorten it). */
   readonly eventStreamKeepAliveMs?: number;
   /** EVENT_RETENTION_DAYS, for the feed's 410 (the purge itself runs in start-server); 30 when absent. */
@@ -100,13 +104,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store,
     idempotency: new Idempotency(clock),
     clock,
-    cursors: { pets: new CursorCodec(secret, 'pets'), orders: new CursorCodec(secret, 'orders') },
+    cursors: {
+      pets: new CursorCodec(secret, 'pets'),
+      orders: new CursorCodec(secret, 'orders'),
+      webhooks: new CursorCodec(secret, 'webhooks'),
+      webhookDeliveries: new CursorCodec(secret, 'webhook-deliveries'),
+    },
     links,
   };
   await app.register(metaRoutes, { store });
   await app.register(docsRoutes);
   await app.register(petRoutes, routes);
   await app.register(orderRoutes, routes);
+  const targets = {
+    allowPrivate: options.webhooks?.allowPrivateUrls ?? false,
+    lookup: options.webhooks?.lookup ?? systemLookup,
+  };
+  await app.register(webhookRoutes, { ...routes, targets });
   await app.register(feedBell, { events: store.events });
   await app.register(eventRoutes, {
     store,

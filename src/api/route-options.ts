@@ -10,6 +10,11 @@ export interface RouteOptions {
   readonly idempotency: Idempotency;
   readonly clock: Clock;
   /** Each list's cursors are signed for that list alone. */
-  readonly cursors: { readonly pets: CursorCodec; readonly orders: CursorCodec };
+  readonly cursors: {
+    readonly pets: CursorCodec;
+    readonly orders: CursorCodec;
+    readonly webhooks: CursorCodec;
+    readonly webhookDeliveries: CursorCodec;
+  };
   readonly links: Links;
 }

@@ -1,4 +1,5 @@
 import { BODY_LIMIT_BYTES } from '../domain/limits.js';
+import type { UrlRefusal } from '../webhooks/target-policy.js';
 import { type ApiError, errorKind } from './api-error.js';
 import type { ErrorCode } from './error-codes.js';
 
@@ -11,6 +12,29 @@ const STORE_FULL_RETRY_AFTER = { 'retry-after': '30' };
 /** A moment: another request of the same client finishing, or another instance taking over. */
 const SHORT_RETRY_AFTER = { 'retry-after': '1' };
 const retryAfter = (seconds: number) => ({ 'retry-after': String(seconds) });
+const PUBLIC_ONLY = 'webhooks may only point to public addresses';
+
+/** Why a webhook URL is refused (webhooks/target-policy.ts), in words. */
+function urlRefusal(refusal: UrlRefusal): string {
+  switch (refusal.reason) {
+    case 'malformed':
+      return 'body.url must be an absolute URL without spaces or control characters';
+    case 'scheme':
+      return `body.url must be an ${refusal.allowed.map((scheme) => `${scheme}://`).join(' or ')} URL`;
+    case 'credentials':
+      return 'body.url must not contain a user name or password';
+    case 'fragment':
+      return 'body.url must not contain a fragment ("#")';
+    case 'local-name':
+      return `body.url host "${refusal.host}" is not a public host name; ${PUBLIC_ONLY}`;
+    case 'not-public': {
+      const points = refusal.host === undefined ? 'points to' : `host "${refusal.host}" resolves to`;
+      return `body.url ${points} ${refusal.address}, which is not a public address (${refusal.range}); ${PUBLIC_ONLY}`;
+    }
+    case 'unresolved':
+      return `body.url host "${refusal.host}" does not resolve (${refusal.detail})`;
+  }
+}
 
 /**
  * Every error the API answers: code, message template and fixed headers, in one place. Routes, hooks, the
@@ -41,6 +65,15 @@ export const ERRORS = {
     (where: string, min: number) => `${where} must have at least ${min} characters`,
   ),
   tooLong: errorKind('invalid_request', (where: string, max: number) => `${where} must have at most ${max} characters`),
+  tooFewItems: errorKind(
+    'invalid_request',
+    (where: string, min: number) => `${where} must have at least ${min} ${min === 1 ? 'item' : 'items'}`,
+  ),
+  repeatedItem: errorKind('invalid_request', (where: string, item: string) => `${where} lists ${item} more than once`),
+  noField: errorKind(
+    'invalid_request',
+    (where: string, fields: readonly string[]) => `${where} must contain at least one of: ${fields.join(', ')}`,
+  ),
   beyondJsonIntegers: errorKind(
     'invalid_request',
     (where: string, max: number) =>
@@ -71,6 +104,7 @@ export const ERRORS = {
     'invalid_request',
     (issuedFor: string) => `query parameter "cursor" was issued for ${issuedFor}; send it with the same type filter`,
   ),
+  webhookUrlRefused: errorKind('invalid_request', urlRefusal),
   invalidIdempotencyKey: errorKind(
     'invalid_request',
     () => 'header "Idempotency-Key" must be one string of 1 to 255 printable ASCII characters',
@@ -125,6 +159,7 @@ export const ERRORS = {
   noRoute: errorKind('not_found', (method: string, path: string) => `no route for ${method} ${path}`),
   petNotFound: errorKind('not_found', (id: number) => `pet ${id} does not exist`),
   orderNotFound: errorKind('not_found', (id: number) => `order ${id} does not exist`),
+  webhookNotFound: errorKind('not_found', (id: number) => `webhook endpoint ${id} does not exist`),
   methodNotAllowed: errorKind(
     'method_not_allowed',
     (method: string, allow: string) => `${method} is not allowed here; allowed: ${allow}`,

@@ -31,19 +31,29 @@ export class Pager {
     this.#cache = cache.create(MAX_CACHED_PAGES);
   }
 
-  /** Sends one page: `fetch` reads rows in id order after `afterId`, at most `limit` of them. */
+  /**
+   * Sends one page: `fetch` reads rows in id order after `afterId`, at most `limit` of them. A list whose
+   * path varies (one endpoint's deliveries) passes its `path`; its order may be descending, `afterId` then
+   * being the last id shown (0 at the start), below which the next page begins.
+   */
   async send<T extends { id: number }>(
     reply: FastifyReply,
-    query: { readonly limit: number; readonly status: string | undefined; readonly cursor: string | undefined },
+    query: {
+      readonly limit: number;
+      readonly status: string | undefined;
+      readonly cursor: string | undefined;
+      readonly path?: string;
+    },
     fetch: (page: { limit: number; afterId: number }) => Promise<T[]>,
   ): Promise<FastifyReply> {
     const afterId = this.#afterId(query.cursor, query.status);
-    const key = `${query.status ?? ''}|${afterId}|${query.limit}`;
+    const path = query.path ?? this.#path;
+    const key = `${path}|${query.status ?? ''}|${afterId}|${query.limit}`;
     // The store as the request saw it when it was authenticated, before any fetch: the page as of then.
     const page = await this.#cache.get(reply.request, key, async () => {
       const rows = await fetch({ limit: query.limit + 1, afterId });
       const shown = rows.slice(0, query.limit);
-      const link = rows.length > query.limit ? this.#nextLink(shown, query.limit, query.status) : undefined;
+      const link = rows.length > query.limit ? this.#nextLink(path, shown, query.limit, query.status) : undefined;
       // The route's compiled serialiser (fast-json-stringify) returns a string.
       return { body: String(reply.serialize(shown)), link };
     });
@@ -71,10 +81,10 @@ export class Pager {
   }
 
   /** `Link: rel="next"` for the page after this one (there is one: the fetch found a row beyond it). */
-  #nextLink(page: readonly { id: number }[], limit: number, status: string | undefined): string | undefined {
+  #nextLink(path: string, page: readonly { id: number }[], limit: number, status: string | undefined) {
     const last = page.at(-1);
     if (last === undefined) return undefined;
     const cursor = this.#cursors.encode({ afterId: last.id, filter: status ?? '' });
-    return `<${this.#links.to(this.#path, { limit, status, cursor })}>; rel="next"`;
+    return `<${this.#links.to(path, { limit, status, cursor })}>; rel="next"`;
   }
 }

@@ -61,6 +61,14 @@ export const methodNotAllowed = fp(
   },
   {
     name: 'method-not-allowed',
-    dependencies: ['route-table', 'meta-routes', 'docs-routes', 'pet-routes', 'order-routes', 'event-routes'],
+    dependencies: [
+      'route-table',
+      'meta-routes',
+      'docs-routes',
+      'pet-routes',
+      'order-routes',
+      'event-routes',
+      'webhook-routes',
+    ],
   },
 );

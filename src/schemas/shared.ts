@@ -9,6 +9,14 @@ import {
 } from './event.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
 import { NewPet, Pet, PetStatus } from './pet.js';
+import {
+  CreatedWebhookEndpoint,
+  DeliveryAttempt,
+  DeliveryStatus,
+  NewWebhookEndpoint,
+  WebhookEndpoint,
+  WebhookEndpointChange,
+} from './webhook.js';
 
 /** Schemas registered once: validation, serialisation and `components.schemas` of the OpenAPI document. */
 export const SHARED_SCHEMAS = [
@@ -26,4 +34,10 @@ export const SHARED_SCHEMAS = [
   OrderPlacedEvent,
   OrderStatusChangedEvent,
   Event,
+  WebhookEndpoint,
+  CreatedWebhookEndpoint,
+  NewWebhookEndpoint,
+  WebhookEndpointChange,
+  DeliveryStatus,
+  DeliveryAttempt,
 ];

@@ -52,6 +52,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
       rateLimit,
       trustProxy: config.trustProxy,
+      webhooks: { allowPrivateUrls: config.webhookAllowPrivateUrls },
       eventRetentionDays: config.eventRetentionDays,
       limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
       metricsAcrossWorkers: options.worker === true,

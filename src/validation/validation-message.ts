@@ -44,6 +44,12 @@ export function validationMessage(context: string, error: FastifySchemaValidatio
       return ERRORS.tooShort.create(at, Number(detail.params.limit));
     case 'maxLength':
       return ERRORS.tooLong.create(at, Number(detail.params.limit));
+    case 'minItems':
+      return ERRORS.tooFewItems.create(at, Number(detail.params.limit));
+    case 'uniqueItems':
+      return ERRORS.repeatedItem.create(at, JSON.stringify((detail.data as unknown[])[Number(detail.params.i)]));
+    case 'minProperties':
+      return ERRORS.noField.create(at, Object.keys((parent.properties ?? {}) as object));
     case 'maximum':
       if (parent.format === 'int64' && detail.params.limit === MAX_JSON_INTEGER) {
         return ERRORS.beyondJsonIntegers.create(at, MAX_JSON_INTEGER);

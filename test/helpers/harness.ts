@@ -1,12 +1,12 @@
 import { type TestContext, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { type AppOptions, buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import type { Scope } from '../../src/domain/api-key.js';
 import type { RateLimitOptions } from '../../src/rate-limit/rate-limit-plugins.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import type { Store } from '../../src/store/store.js';
-import { BACKENDS, type StoreBackend } from './stores.js';
+import { BACKENDS, type StoreBackend, type StoreFixture } from './stores.js';
 
 export interface CallOptions {
   /** The bearer key; `null` sends no Authorization header. Defaults to a key with every scope. */
@@ -32,6 +32,8 @@ export interface Harness {
   call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
   /** Starts another instance of the service on its own connection to the same database, with the same keys. */
   startInstance(): Promise<Harness>;
+  /** Runs one SQL statement on the database, on a connection of its own (see StoreFixture.sql). */
+  sql(text: string): Promise<Record<string, unknown>[]>;
   /** Creates pets over HTTP and returns them in creation order. */
   createPets(count: number, make?: (i: number) => Record<string, unknown>): Promise<any[]>;
 }
@@ -41,6 +43,8 @@ export interface HarnessOptions {
   readonly publicUrl?: string;
   /** Rate limiting, made anew for each instance (each gets its own limiter, as separate processes would). */
   readonly rateLimit?: () => RateLimitOptions;
+  /** Where webhooks may point, and the resolver their host names are checked with. */
+  readonly webhooks?: AppOptions['webhooks'];
   /** The live event stream's keep-alive interval (15 s when absent). */
   readonly eventStreamKeepAliveMs?: number;
 }
@@ -80,6 +84,7 @@ async function listen(t: TestContext, store: Store, options: HarnessOptions) {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     rateLimit: options.rateLimit?.(),
+    ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     ...(options.eventStreamKeepAliveMs === undefined ? {} : { eventStreamKeepAliveMs: options.eventStreamKeepAliveMs }),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -91,6 +96,7 @@ function harness(
   app: FastifyInstance,
   url: string,
   store: Store,
+  fixture: StoreFixture,
   keys: Harness['keys'],
   startInstance: Harness['startInstance'],
 ): Harness {
@@ -103,6 +109,7 @@ function harness(
     keys,
     call,
     startInstance,
+    sql: (text) => fixture.sql(text),
     async createPets(count, make = (i) => ({ name: `pet-${i}`, categoryId: 1 })) {
       const pets = [];
       for (let i = 0; i < count; i++) {
@@ -134,10 +141,10 @@ export async function startHarness(
   const startInstance = async () => {
     const other = await fixture.reopen();
     const { app, url } = await listen(t, other, options);
-    return harness(app, url, other, keys, startInstance);
+    return harness(app, url, other, fixture, keys, startInstance);
   };
   const { app, url } = await listen(t, store, options);
-  return harness(app, url, store, keys, startInstance);
+  return harness(app, url, store, fixture, keys, startInstance);
 }
 
 /**

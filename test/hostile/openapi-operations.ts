@@ -56,7 +56,8 @@ export function operationsOf(doc: Schema): Operation[] {
         queryParameters: of('query'),
         headerParameters: of('header'),
         ...(bodySchema === undefined ? {} : { body: resolve(doc, bodySchema) }),
-        scopes: method === 'get' ? 'read' : 'write',
+        // The scope an operation states (bearer scopes), else the rule: reads need `read`, writes `write`.
+        scopes: operation.security?.[0]?.bearerAuth?.[0] ?? (method === 'get' ? 'read' : 'write'),
       });
     }
   }

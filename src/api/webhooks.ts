@@ -1,0 +1,237 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
+import { Type } from 'typebox';
+import { EVENT_TYPES } from '../domain/event-types.js';
+import { generateWebhookSecret } from '../domain/webhook-secret.js';
+import { ERRORS } from '../errors/catalogue.js';
+import { Pager } from '../http/pager.js';
+import { errorResponses } from '../openapi/error-responses.js';
+import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
+import { NoQuery } from '../schemas/query.js';
+import { ref } from '../schemas/ref.js';
+import {
+  CreatedWebhookEndpoint,
+  DeliveryAttempt,
+  NewWebhookEndpoint,
+  WebhookEndpoint,
+  WebhookEndpointChange,
+  WebhookIdParams,
+  WebhookPageQuery,
+} from '../schemas/webhook.js';
+import type { WebhookEndpointRecord } from '../store/webhook-store.js';
+import { checkTargetUrl, type TargetPolicy } from '../webhooks/target-policy.js';
+import { toCreatedWebhookEndpoint, toDeliveryAttempt, toWebhookEndpoint } from './representations.js';
+import type { RouteOptions } from './route-options.js';
+
+export interface WebhookRouteOptions extends RouteOptions {
+  /** Where endpoints may point (WEBHOOK_ALLOW_PRIVATE_URLS), and the resolver their host names are checked with. */
+  readonly targets: TargetPolicy;
+}
+
+const TAGS = ['webhooks'];
+/** Registering an endpoint decides where the service sends data: every operation needs `write`, reads too. */
+const SCOPE = { scope: 'write' } as const;
+/** The scope in the document, since it is not the one a GET needs elsewhere (bearer scopes: OpenAPI 3.1 roles). */
+const SECURITY = [{ bearerAuth: ['write'] }];
+const WITH_BODY = ['payload_too_large', 'unsupported_media_type'] as const;
+
+/** Webhook endpoints: where events are pushed, and the log of every attempt to push them. */
+const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
+  app,
+  { store, clock, cursors, links, targets },
+) => {
+  const endpoints = new Pager(cursors.webhooks, links, '/v1/webhooks', app.storeCache);
+  // Each endpoint's log has its own path, given with each page.
+  const deliveries = new Pager(cursors.webhookDeliveries, links, '/v1/webhooks', app.storeCache);
+  const location = (endpoint: WebhookEndpointRecord) => links.to(`/v1/webhooks/${endpoint.id}`);
+  const allowTarget = async (url: string) => {
+    const refusal = await checkTargetUrl(url, targets);
+    if (refusal !== undefined) throw ERRORS.webhookUrlRefused.create(refusal);
+  };
+  const found = (id: number, endpoint: WebhookEndpointRecord | undefined) => {
+    if (endpoint === undefined) throw ERRORS.webhookNotFound.create(id);
+    return endpoint;
+  };
+
+  app.post(
+    '/v1/webhooks',
+    {
+      config: SCOPE,
+      schema: {
+        operationId: 'createWebhookEndpoint',
+        summary: 'Register a webhook endpoint',
+        description:
+          'Events of the chosen types recorded from now on are POSTed to `url`, signed per Standard Webhooks ' +
+          'with the secret this response shows once. The URL must be `https://` and point to public addresses only.',
+        tags: TAGS,
+        security: SECURITY,
+        querystring: NoQuery,
+        body: ref(NewWebhookEndpoint),
+        response: {
+          201: ref(CreatedWebhookEndpoint, {
+            description: 'The endpoint, enabled, with its signing secret (shown only here).',
+            headers: { Location: { type: 'string', description: 'URL of the endpoint.' } },
+          }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', ...WITH_BODY),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { url, events = [...EVENT_TYPES], description } = request.body;
+      await allowTarget(url);
+      const endpoint = await store.webhooks.create({
+        url,
+        events,
+        description: description ?? null,
+        secret: generateWebhookSecret(),
+        createdAt: clock(),
+      });
+      reply.code(201).header('location', location(endpoint));
+      return toCreatedWebhookEndpoint(endpoint);
+    },
+  );
+
+  app.get(
+    '/v1/webhooks',
+    {
+      config: SCOPE,
+      schema: {
+        operationId: 'listWebhookEndpoints',
+        summary: 'List webhook endpoints',
+        description: 'Endpoints in ascending `id` order, paged like `GET /pets`; without their secrets.',
+        tags: TAGS,
+        security: SECURITY,
+        querystring: WebhookPageQuery,
+        response: {
+          200: Type.Array(ref(WebhookEndpoint), { description: 'A page of endpoints.', headers: NEXT_LINK_HEADER }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit = PAGE_LIMIT_DEFAULT, cursor } = request.query;
+      return endpoints.send(reply, { limit, status: undefined, cursor }, (page) =>
+        store.webhooks.list(page).then((records) => records.map(toWebhookEndpoint)),
+      );
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/:webhookId',
+    {
+      config: SCOPE,
+      schema: {
+        operationId: 'getWebhookEndpoint',
+        summary: 'Get a webhook endpoint',
+        description: 'The endpoint, without its secret.',
+        tags: TAGS,
+        security: SECURITY,
+        params: WebhookIdParams,
+        querystring: NoQuery,
+        response: {
+          200: ref(WebhookEndpoint, { description: 'The endpoint.' }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { webhookId } = request.params;
+      return toWebhookEndpoint(found(webhookId, await store.webhooks.get(webhookId)));
+    },
+  );
+
+  app.patch(
+    '/v1/webhooks/:webhookId',
+    {
+      config: SCOPE,
+      schema: {
+        operationId: 'changeWebhookEndpoint',
+        summary: 'Change a webhook endpoint',
+        description:
+          'Changes the fields sent. A new `url` is checked as on registration; `enabled: false` stops sending ' +
+          'events recorded from then on; `description: null` clears it.',
+        tags: TAGS,
+        security: SECURITY,
+        params: WebhookIdParams,
+        querystring: NoQuery,
+        body: ref(WebhookEndpointChange),
+        response: {
+          200: ref(WebhookEndpoint, { description: 'The endpoint, changed.' }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', ...WITH_BODY),
+        },
+      },
+    },
+    async (request) => {
+      const { webhookId } = request.params;
+      const change = request.body;
+      if (change.url !== undefined) await allowTarget(change.url);
+      return toWebhookEndpoint(found(webhookId, await store.webhooks.update(webhookId, change)));
+    },
+  );
+
+  app.delete(
+    '/v1/webhooks/:webhookId',
+    {
+      config: SCOPE,
+      schema: {
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Delete a webhook endpoint',
+        description: 'Nothing more is sent to it, and its deliveries log is removed with it.',
+        tags: TAGS,
+        security: SECURITY,
+        params: WebhookIdParams,
+        querystring: NoQuery,
+        response: {
+          204: Type.Null({ description: 'Deleted.' }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { webhookId } = request.params;
+      if (!(await store.webhooks.remove(webhookId))) throw ERRORS.webhookNotFound.create(webhookId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/:webhookId/deliveries',
+    {
+      config: SCOPE,
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        summary: "List a webhook endpoint's delivery attempts",
+        description:
+          'One entry per attempt to deliver an event to the endpoint, newest first, paged with `cursor` ' +
+          '(`Link: rel="next"` leads to older attempts).',
+        tags: TAGS,
+        security: SECURITY,
+        params: WebhookIdParams,
+        querystring: WebhookPageQuery,
+        response: {
+          200: Type.Array(ref(DeliveryAttempt), { description: 'A page of attempts.', headers: NEXT_LINK_HEADER }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { webhookId } = request.params;
+      const { limit = PAGE_LIMIT_DEFAULT, cursor } = request.query;
+      found(webhookId, await store.webhooks.get(webhookId));
+      const path = `/v1/webhooks/${webhookId}/deliveries`;
+      // Newest first: the pager's position is the last (lowest) id shown, and the next page starts below it.
+      // The id positions the page only: the serialiser leaves it out, as DeliveryAttempt has none.
+      return deliveries.send(reply, { limit, status: undefined, cursor, path }, ({ afterId, ...page }) =>
+        store.webhooks
+          .attempts(webhookId, { ...page, beforeId: afterId === 0 ? undefined : afterId })
+          .then((records) => records.map((record) => ({ id: record.id, ...toDeliveryAttempt(record) }))),
+      );
+    },
+  );
+};
+
+export const webhookRoutes = fp(routes, {
+  name: 'webhook-routes',
+  dependencies: ['openapi', 'store-cache', 'auth', 'key-rate-limit'],
+  encapsulate: true,
+});

@@ -1,0 +1,124 @@
+import { type Static, Type } from 'typebox';
+import { DELIVERY_STATUSES, type DeliveryStatus as DeliveryStatusName } from '../domain/delivery-status.js';
+import { EVENT_TYPES, type EventType } from '../domain/event-types.js';
+import { WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
+import { Int64 } from './int64.js';
+import { PageLimit } from './page.js';
+
+export const WEBHOOK_URL_MAX_CHARS = 2048;
+export const WEBHOOK_DESCRIPTION_MAX_CHARS = 500;
+
+const Url = Type.String({
+  minLength: 1,
+  maxLength: WEBHOOK_URL_MAX_CHARS,
+  description:
+    'Where events are POSTed: an `https://` URL of a public address (a name must resolve only to public ' +
+    'addresses), without user name, password or fragment.',
+});
+
+const events = (annotations: { default?: EventType[]; description: string }) =>
+  Type.Array(Type.Unsafe<EventType>({ $ref: 'EventType' }), { minItems: 1, uniqueItems: true, ...annotations });
+const Events = events({ description: 'The event types sent to the endpoint; each at most once.' });
+
+const Description = Type.String({ maxLength: WEBHOOK_DESCRIPTION_MAX_CHARS, description: 'Free text for people.' });
+
+const ENDPOINT_PROPERTIES = {
+  id: Int64({ minimum: 1, description: 'Assigned by the service.' }),
+  url: Url,
+  events: Events,
+  description: Type.Union([Description, Type.Null()]),
+  enabled: Type.Boolean({ description: 'Only an enabled endpoint is sent the events recorded meanwhile.' }),
+  createdAt: Type.String({ format: 'date-time', description: 'When the endpoint was registered (UTC).' }),
+};
+
+export const WebhookEndpoint = Type.Object(ENDPOINT_PROPERTIES, {
+  $id: 'WebhookEndpoint',
+  additionalProperties: false,
+  description: 'Where the service sends events; its signing secret is shown only when it is created.',
+});
+export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
+
+export const CreatedWebhookEndpoint = Type.Object(
+  {
+    ...ENDPOINT_PROPERTIES,
+    secret: Type.String({
+      description:
+        `The signing secret (Standard Webhooks: \`${WEBHOOK_SECRET_PREFIX}\` and the base64 of 32 random bytes). ` +
+        'Shown only now: keep it to verify the `webhook-signature` of every delivery.',
+    }),
+  },
+  { $id: 'CreatedWebhookEndpoint', additionalProperties: false, description: 'A new endpoint, with its secret.' },
+);
+export type CreatedWebhookEndpoint = Static<typeof CreatedWebhookEndpoint>;
+
+export const NewWebhookEndpoint = Type.Object(
+  {
+    url: Url,
+    events: Type.Optional(
+      events({ default: [...EVENT_TYPES], description: 'The event types to send, each at most once; all by default.' }),
+    ),
+    description: Type.Optional(Description),
+  },
+  { $id: 'NewWebhookEndpoint', additionalProperties: false, description: 'Registers an endpoint, enabled.' },
+);
+export type NewWebhookEndpoint = Static<typeof NewWebhookEndpoint>;
+
+export const WebhookEndpointChange = Type.Object(
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    enabled: Type.Optional(Type.Boolean()),
+    description: Type.Optional(Type.Union([Description, Type.Null()], { description: '`null` clears it.' })),
+  },
+  {
+    $id: 'WebhookEndpointChange',
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'Changes the fields sent and keeps the others; at least one.',
+  },
+);
+export type WebhookEndpointChange = Static<typeof WebhookEndpointChange>;
+
+export const DeliveryStatus = Type.Unsafe<DeliveryStatusName>({
+  $id: 'DeliveryStatus',
+  type: 'string',
+  enum: [...DELIVERY_STATUSES],
+  description: '`succeeded`: a 2xx answer; `pending`: failed and will be retried; `failed`: the last try failed.',
+});
+
+export const DeliveryAttempt = Type.Object(
+  {
+    eventId: Type.String({ description: 'The event sent: its `id` in the feed, and the `webhook-id` header.' }),
+    type: Type.Unsafe<EventType>({ $ref: 'EventType' }),
+    attempt: Type.Integer({ minimum: 1, description: '1 for the first try of this event.' }),
+    status: Type.Unsafe<DeliveryStatusName>({ $ref: 'DeliveryStatus' }),
+    responseStatus: Type.Optional(Type.Integer({ description: "The endpoint's HTTP status, when it answered." })),
+    error: Type.Optional(Type.String({ description: 'Why the attempt failed, when it did.' })),
+    attemptedAt: Type.String({ format: 'date-time', description: 'When the attempt started (UTC).' }),
+    nextAttemptAt: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When the retry is due, for `pending`.' }),
+    ),
+  },
+  { $id: 'DeliveryAttempt', additionalProperties: false, description: 'One attempt to deliver one event.' },
+);
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
+
+/** The query of both webhook lists: no filter, so the cursor is bound to the list alone. */
+export const WebhookPageQuery = Type.Object(
+  {
+    limit: PageLimit,
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'Opaque position from the `Link: rel="next"` header of the previous page.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type WebhookPageQuery = Static<typeof WebhookPageQuery>;
+
+export const WebhookIdParams = Type.Object({
+  webhookId: Int64({ description: 'Identifier of the webhook endpoint.' }),
+});

@@ -1,0 +1,33 @@
+import type { TestContext } from 'node:test';
+import type { Lookup } from '../../src/webhooks/target-policy.js';
+import { type Harness, startHarness } from './harness.js';
+import type { StoreBackend } from './stores.js';
+
+/** The names the webhook tests use, and what they resolve to; any other name does not resolve. */
+const NAMES: Record<string, string[]> = {
+  'hooks.example.com': ['93.184.216.34'],
+  'other.example.com': ['2606:2800:220:1::1'],
+  'internal.example.com': ['93.184.216.34', '10.0.0.7'],
+  'metadata.example.com': ['169.254.169.254'],
+};
+
+/** A resolver without DNS: the tests decide where a name points. */
+export const testLookup: Lookup = async (hostname) => {
+  const addresses = NAMES[hostname];
+  if (addresses === undefined) {
+    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+  }
+  return addresses.map((address) => ({ address }));
+};
+
+/** The service with webhooks checked against testLookup; public addresses only unless allowPrivateUrls. */
+export function startWebhookHarness(t: TestContext, backend: StoreBackend, allowPrivateUrls = false) {
+  return startHarness(t, backend, { webhooks: { allowPrivateUrls, lookup: testLookup } });
+}
+
+/** Registers an endpoint over HTTP (201 asserted by the caller's use of it) and returns the body. */
+export async function createEndpoint(h: Harness, body: Record<string, unknown> = {}): Promise<any> {
+  const result = await h.call('POST', '/v1/webhooks', { body: { url: 'https://hooks.example.com/in', ...body } });
+  if (result.status !== 201) throw new Error(`create failed: ${result.status} ${result.text}`);
+  return result.json;
+}
