@@ -5,6 +5,7 @@ import type { LoadResult } from './load.js';
 import type { StoreName } from './options.js';
 import type { Seeded } from './seed.js';
 import type { Usage } from './usage.js';
+import type { WebhookFigures } from './webhook-subscription.js';
 
 export interface Measured {
   readonly name: string;
@@ -23,6 +24,8 @@ export interface Measured {
   readonly logLinesDropped?: number;
   /** req/s ÷ the ceiling's req/s. */
   readonly ratioToCeiling: number;
+  /** For a scenario measured with a webhook endpoint subscribed: its deliveries to the bench's receiver. */
+  readonly webhooks?: WebhookFigures;
 }
 
 export interface StoreResults {
@@ -107,6 +110,29 @@ function latencyByRequest(scenarios: readonly Measured[]): string[] {
   });
 }
 
+const WEBHOOK_HEADER = [
+  '| Scenario | creates 2xx | deliveries | distinct ids | deliveries/s in load | deliveries/s to drained | lag p50 / p99 / max ms | drain ms | req/s ÷ create req/s |',
+  '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+];
+
+/** The deliveries of the scenarios measured with a webhook endpoint, and their req/s against create's. */
+function webhookTable(scenarios: readonly Measured[]): string[] {
+  const create = scenarios.find(({ name }) => name === 'create');
+  const rows = scenarios.flatMap(({ name, load, webhooks: w }) => {
+    if (w === undefined) return [];
+    const lag = [w.lagP50Ms, w.lagP99Ms, w.lagMaxMs].map((ms) => (ms === null ? '–' : number(ms))).join(' / ');
+    const ratio = create === undefined ? '–' : number(load.requestsPerSecond / create.load.requestsPerSecond, 2);
+    const counts = [w.created, w.deliveries, w.distinctIds, w.perSecondDuringLoad, w.perSecondUntilDrained];
+    return [`| ${[name, ...counts.map((count) => number(count)), lag, number(w.drainMs), ratio].join(' | ')} |`];
+  });
+  if (rows.length === 0) return [];
+  const note =
+    'Webhook deliveries to a local receiver answering 204 at once (its own process); lag = arrival − the ' +
+    "event's timestamp; drain = the last arrival after the load stopped. Creates 2xx are the service's logged " +
+    '201s; the requests cut off when the load stopped commit unlogged, so up to one delivery a connection more.';
+  return ['', note, '', ...WEBHOOK_HEADER, ...rows];
+}
+
 const HEADER = [
   '| Scenario | req/s | p50 ms | p99 ms | errors: ≥400 / socket / timeout | server RSS MB end / peak | server CPU % | × ceiling |',
   '|---|--:|--:|--:|--:|--:|--:|--:|',
@@ -142,6 +168,7 @@ export function markdown(report: Report): string {
     );
     const byRequest = latencyByRequest(results.scenarios);
     if (byRequest.length > 0) lines.push('', ...byRequest);
+    lines.push(...webhookTable(results.scenarios));
   }
   for (const { store, reason } of report.skipped) lines.push('', `${STORE_TITLES[store]} skipped: ${reason}`);
   if (report.problems.length > 0)

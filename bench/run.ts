@@ -15,11 +15,14 @@ import { freshDatabase, POSTGRES_URL } from './databases.js';
 import { capture } from './http-capture.js';
 import type { Load, LoadGenerator, LoadResult } from './load.js';
 import { type BenchOptions, parseOptions, type StoreName, type ToolName, USAGE, UsageError } from './options.js';
+import { scenarioProblems } from './problems.js';
 import { type Measured, machine, markdown, type Report, type StoreResults, save } from './report.js';
 import { LIST_20, type Scenario, scenarios } from './scenarios.js';
 import { seed } from './seed.js';
 import { runCli, SERVICE_SETTINGS, type Service, serviceEnv, startService } from './service.js';
 import { measureUsage } from './usage.js';
+import { type Receiver, startReceiver } from './webhook-receiver.js';
+import { WebhookSubscription } from './webhook-subscription.js';
 import { wrkGenerator, wrkInstalled } from './wrk.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -42,13 +45,20 @@ interface Run {
   readonly dir: string;
   readonly cleanup: Cleanup;
   readonly report: Report;
+  /** The webhook receiver, started by the first scenario that needs it. */
+  readonly receiver: () => Promise<Receiver>;
 }
 
 /** Unmeasured load first, so that the server's code is compiled and its caches filled. */
-async function warmUp(run: Run, load: Load, origin: string, headers: Record<string, string>): Promise<void> {
+async function warmUp(
+  run: Run,
+  load: Load,
+  origin: string,
+  headers: Record<string, string>,
+): Promise<LoadResult | undefined> {
   const { options, generator } = run;
-  if (options.warmupSeconds === 0) return;
-  await generator.run(load, { origin, headers, connections: options.connections, seconds: options.warmupSeconds });
+  if (options.warmupSeconds === 0) return undefined;
+  return generator.run(load, { origin, headers, connections: options.connections, seconds: options.warmupSeconds });
 }
 
 /** Measures `load` against `origin`, and meanwhile the server process `pid`. */
@@ -65,12 +75,21 @@ async function measureScenario(
   headers: Record<string, string>,
   ceilingRps: number,
 ): Promise<Measured> {
-  await warmUp(run, scenario.load, service.origin, headers);
+  const events = scenario.webhookEvents;
+  const webhook =
+    events === undefined
+      ? undefined
+      : await WebhookSubscription.open(await run.receiver(), service, headers, events, run.cleanup);
+  await webhook?.afterWarmUp(await warmUp(run, scenario.load, service.origin, headers));
   const logFrom = await service.settledLogSize();
   const droppedBefore = await service.droppedLogLines();
+  const started = Date.now();
   const { result: load, usage } = await measure(run, scenario.load, service.origin, headers, service.pid);
+  // Before the log is read: the service logs each delivery, so its log settles only once they are all sent.
+  const delivered = await webhook?.drain(load, { started, ended: Date.now() });
   const log = await service.requestLog(logFrom, await service.settledLogSize());
   const logLinesDropped = (await service.droppedLogLines()) - droppedBefore;
+  await webhook?.close();
   return {
     name: scenario.name,
     description: scenario.description,
@@ -80,6 +99,7 @@ async function measureScenario(
     requestsLogged: log.lines,
     logLinesDropped,
     ratioToCeiling: load.requestsPerSecond / ceilingRps,
+    ...(delivered === undefined ? {} : { webhooks: { ...delivered, created: log.created } }),
   };
 }
 
@@ -129,21 +149,7 @@ async function benchStore(run: Run, store: StoreName): Promise<StoreResults> {
     for (const scenario of scenarios(options.pets).filter(({ name }) => options.scenarios.includes(name))) {
       const measured = await measureScenario(run, scenario, service, headers, ceilingRps);
       progress(summary(`${store} ${scenario.name}`, measured.load));
-      const { errorResponses, socketErrors, timeouts } = measured.load;
-      if (errorResponses + socketErrors + timeouts > 0) {
-        report.problems.push(
-          `${store} ${scenario.name}${scenario.readOnly ? ' (read-only)' : ''}: ${errorResponses} responses ≥ 400 ` +
-            `${JSON.stringify(measured.errorStatuses)}, ${socketErrors} socket errors, ${timeouts} timeouts`,
-        );
-      }
-      const logged = measured.requestsLogged ?? 0;
-      const dropped = measured.logLinesDropped ?? 0;
-      if (logged < measured.load.requests || dropped > 0) {
-        report.problems.push(
-          `${store} ${scenario.name}: ${logged} request log lines for ${measured.load.requests} responses, ` +
-            `${dropped} lines dropped by the service (its log fell behind)`,
-        );
-      }
+      report.problems.push(...scenarioProblems(store, scenario, measured, options.connections));
       results.scenarios.push(measured);
     }
   } finally {
@@ -188,7 +194,8 @@ async function bench(options: BenchOptions, args: string[], cleanup: Cleanup): P
     skipped: [],
     problems: [],
   };
-  const run: Run = { options, generator, dir, cleanup, report };
+  let receiver: Promise<Receiver> | undefined;
+  const run: Run = { options, generator, dir, cleanup, report, receiver: () => (receiver ??= startReceiver(cleanup)) };
   for (const store of options.stores) {
     const unreachable = store === 'postgres' ? await postgresUnreachable(POSTGRES_URL) : undefined;
     if (unreachable !== undefined) {

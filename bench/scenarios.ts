@@ -1,6 +1,14 @@
 import type { Load } from './load.js';
 
-export const SCENARIO_NAMES = ['list-20', 'list-100', 'list-sold', 'get-by-id', 'create', 'mix-90-10'] as const;
+export const SCENARIO_NAMES = [
+  'list-20',
+  'list-100',
+  'list-sold',
+  'get-by-id',
+  'create',
+  'create-webhook',
+  'mix-90-10',
+] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 export interface Scenario {
@@ -9,6 +17,8 @@ export interface Scenario {
   /** Read-only scenarios must see no error responses at all. */
   readonly readOnly: boolean;
   readonly load: Load;
+  /** Measured with one webhook endpoint subscribed to these event types, pointing to a local receiver. */
+  readonly webhookEvents?: readonly string[];
 }
 
 const CREATE_BODY = JSON.stringify({ name: 'Bench', categoryId: 1 });
@@ -20,6 +30,7 @@ export const LIST_20: Load = { requests: [{ weight: 1, request: LIST_20_REQUEST 
 /** Every scenario, against a database of `pets` pets with ids 1 to `pets`. */
 export function scenarios(pets: number): readonly Scenario[] {
   const create = { method: 'POST', path: '/v1/pets', body: CREATE_BODY } as const;
+  const createOnly: Load = { requests: [{ weight: 1, request: create }] };
   return [
     { name: 'list-20', description: 'GET /v1/pets?limit=20', readOnly: true, load: LIST_20 },
     {
@@ -44,7 +55,14 @@ export function scenarios(pets: number): readonly Scenario[] {
       name: 'create',
       description: 'POST /v1/pets',
       readOnly: false,
-      load: { requests: [{ weight: 1, request: create }] },
+      load: createOnly,
+    },
+    {
+      name: 'create-webhook',
+      description: 'POST /v1/pets, one webhook endpoint subscribed to pet.created',
+      readOnly: false,
+      load: createOnly,
+      webhookEvents: ['pet.created'],
     },
     {
       name: 'mix-90-10',

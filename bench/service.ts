@@ -13,20 +13,33 @@ const READY = /"msg":"ready"/;
 const START_TIMEOUT_MS = 30_000;
 
 /**
- * The production configuration, with one change: the per-key rate limit is so high that the one benchmark
- * key is never refused, while every request still goes through the limiter (its cost is measured).
+ * The production configuration, with two changes: the per-key rate limit is so high that the one benchmark
+ * key is never refused, while every request still goes through the limiter (its cost is measured); and
+ * webhooks may go to the bench's receiver over http://127.0.0.1 (each attempt is checked all the same).
  */
 export const SERVICE_SETTINGS = {
   HOST: '127.0.0.1',
   LOG_LEVEL: 'info',
   RATE_LIMIT_RPS: '1000000',
   RATE_LIMIT_BURST: '1000000',
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
 } as const;
+
+/** Settings of the caller's shell that would change what is measured, so the service never gets them. */
+const UNSET = [
+  'NODE_OPTIONS',
+  'PUBLIC_URL',
+  'REDIS_URL',
+  'TLS_CERT',
+  'TLS_KEY',
+  'DATABASE_POOL_SIZE',
+  'WEBHOOK_TIMEOUT_MS',
+  'WEBHOOK_RETRY_SCHEDULE',
+];
 
 export function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...SERVICE_SETTINGS, PORT: '0', DATABASE_URL: databaseUrl };
-  // Nothing from the caller's shell may change what is measured.
-  for (const name of ['NODE_OPTIONS', 'PUBLIC_URL', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'DATABASE_POOL_SIZE']) {
+  for (const name of UNSET) {
     delete env[name];
   }
   return env;
@@ -46,6 +59,8 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<st
 export interface RequestLog {
   readonly lines: number;
   readonly errorStatuses: Record<string, number>;
+  /** Responses 201: the creates that succeeded. */
+  readonly created: number;
 }
 
 /** How long the log must hold still to count as written out, and how long to wait for that at most. */
@@ -61,11 +76,21 @@ export interface Service {
    * moment): marks where a scenario's requests start and end in the log.
    */
   settledLogSize(): Promise<number>;
-  /** The request log lines between two marks: how many, and the responses of 400 or more by status. */
+  /** The request log lines between two marks: how many, the responses of 400 or more by status, the 201s. */
   requestLog(from: number, to: number): Promise<RequestLog>;
   /** Log lines the service has dropped so far, from its own count in /metrics. */
   droppedLogLines(): Promise<number>;
+  /** Webhook deliveries not yet sent (successfully or finally), from its /metrics. */
+  pendingDeliveries(): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** A metric without labels, as the service's /metrics shows it now. */
+async function metric(origin: string, name: string): Promise<number> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const value = new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1];
+  if (value === undefined) throw new Error(`/metrics has no ${name}`);
+  return Number(value);
 }
 
 function logTail(path: string): string {
@@ -123,24 +148,22 @@ export async function startService(
         size = now;
       }
     },
-    async droppedLogLines() {
-      const text = await (await fetch(`${origin}/metrics`)).text();
-      const count = /^petstore_log_lines_dropped_total (\d+)$/m.exec(text)?.[1];
-      if (count === undefined) throw new Error('/metrics has no petstore_log_lines_dropped_total');
-      return Number(count);
-    },
+    droppedLogLines: () => metric(origin, 'petstore_log_lines_dropped_total'),
+    pendingDeliveries: () => metric(origin, 'petstore_webhook_pending_deliveries'),
     async requestLog(from, to) {
       const errorStatuses: Record<string, number> = {};
       let count = 0;
-      if (to <= from) return { lines: 0, errorStatuses };
+      let created = 0;
+      if (to <= from) return { lines: 0, errorStatuses, created };
       const lines = createInterface({ input: createReadStream(logPath, { start: from, end: to - 1 }) });
       for await (const line of lines) {
         if (!line.includes('"msg":"request"')) continue;
         count += 1;
         const status = /"status":(\d{3})[,}]/.exec(line)?.[1];
         if (status !== undefined && Number(status) >= 400) errorStatuses[status] = (errorStatuses[status] ?? 0) + 1;
+        if (status === '201') created += 1;
       }
-      return { lines: count, errorStatuses };
+      return { lines: count, errorStatuses, created };
     },
     stop,
   };

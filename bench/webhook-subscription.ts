@@ -1,0 +1,138 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Cleanup } from './cleanup.js';
+import type { LoadResult } from './load.js';
+import type { Service } from './service.js';
+import type { Receiver, ReceiverStats } from './webhook-receiver.js';
+
+/** How long the deliveries of a load may take to arrive, after it stopped. */
+export const DRAIN_TIMEOUT_MS = 60_000;
+/**
+ * Once the deliveries counted arrived, the receiver must stay quiet this long before the service is asked
+ * whether any are pending: creates still in flight when the load generator stopped commit (and are
+ * delivered) though it counted none of them. Above the dispatcher's 500 ms poll.
+ */
+const QUIET_MS = 1000;
+const POLL_MS = 50;
+
+/** What a scenario with a webhook endpoint subscribed measured of the deliveries (Measured.webhooks). */
+export interface WebhookFigures {
+  /**
+   * Creates the service answered 2xx, by its request log. Each must reach the receiver once, and so do the
+   * creates the load generator cut off when it stopped, which commit but are not logged (at most one a
+   * connection).
+   */
+  readonly created: number;
+  readonly deliveries: number;
+  /** Distinct webhook-id values among the deliveries (fewer: some were sent twice). */
+  readonly distinctIds: number;
+  /** Deliveries that arrived while the load ran, per second of it. */
+  readonly perSecondDuringLoad: number;
+  /** All deliveries, per second from the load's start until the last arrived (or the load ended). */
+  readonly perSecondUntilDrained: number;
+  /** Arrival − the event's timestamp (when the change was recorded, just before its commit). */
+  readonly lagP50Ms: number | null;
+  readonly lagP99Ms: number | null;
+  readonly lagMaxMs: number | null;
+  /** From the end of the load to the last delivery; 0 when none arrived after it. */
+  readonly drainMs: number;
+  /** False when the service still had deliveries pending 60 s after the load stopped. */
+  readonly drained: boolean;
+}
+
+/** When the measured load ran, by Date.now() (the receiver's clock). */
+export interface LoadWindow {
+  readonly started: number;
+  readonly ended: number;
+}
+
+/** Creates a load generator saw succeed. */
+const succeeded = (load: LoadResult) => load.requests - load.errorResponses;
+
+/** The service's count of webhook deliveries not yet sent. */
+type Pending = () => Promise<number>;
+
+/**
+ * Waits until `expected` deliveries arrived, the receiver has been quiet and the service has none pending,
+ * or the deadline passed; `countUntil` in the stats counts those that arrived until `until`.
+ */
+async function untilDelivered(
+  receiver: Receiver,
+  pending: Pending,
+  expected: number,
+  until?: number,
+): Promise<{ stats: ReceiverStats; drained: boolean }> {
+  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+  for (;;) {
+    const stats = await receiver.stats(until);
+    // The service is asked last, and seldom: its /metrics costs it a query.
+    const quiet = stats.count >= expected && Date.now() - (stats.lastArrival ?? 0) >= QUIET_MS;
+    if (quiet && (await pending()) === 0) return { stats, drained: true };
+    if (Date.now() > deadline) return { stats, drained: false };
+    await sleep(quiet ? QUIET_MS : POLL_MS);
+  }
+}
+
+/**
+ * One webhook endpoint registered with the service for the scenario, pointing to the receiver: opened
+ * before the warm-up (so the delivery code is warmed up too), closed (DELETE) after the scenario, so that
+ * later scenarios send nothing.
+ */
+export class WebhookSubscription {
+  readonly #receiver: Receiver;
+  readonly #pending: Pending;
+  /** Removes the endpoint and its pending deliveries (at cleanup, if the scenario did not get there). */
+  readonly close: () => Promise<void>;
+
+  private constructor(receiver: Receiver, pending: Pending, close: () => Promise<void>) {
+    this.#receiver = receiver;
+    this.#pending = pending;
+    this.close = close;
+  }
+
+  static async open(
+    receiver: Receiver,
+    service: Service,
+    headers: Readonly<Record<string, string>>,
+    events: readonly string[],
+    cleanup: Cleanup,
+  ): Promise<WebhookSubscription> {
+    await receiver.reset();
+    const { origin } = service;
+    const response = await fetch(`${origin}/v1/webhooks`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.hookUrl, events, description: 'petstore benchmark' }),
+    });
+    const body = await response.text();
+    if (response.status !== 201) throw new Error(`POST /v1/webhooks answered ${response.status}: ${body}`);
+    const url = `${origin}/v1/webhooks/${(JSON.parse(body) as { id: number }).id}`;
+    const close = cleanup.defer('the webhook endpoint', async () => {
+      const deleted = await fetch(url, { method: 'DELETE', headers });
+      if (deleted.status !== 204) throw new Error(`DELETE ${url} answered ${deleted.status}`);
+    });
+    return new WebhookSubscription(receiver, () => service.pendingDeliveries(), close);
+  }
+
+  /** Lets the warm-up's deliveries arrive, then forgets them, so that the receiver counts the measured load only. */
+  async afterWarmUp(warmUp: LoadResult | undefined): Promise<void> {
+    if (warmUp !== undefined) await untilDelivered(this.#receiver, this.#pending, succeeded(warmUp));
+    await this.#receiver.reset();
+  }
+
+  /** Waits for the deliveries of `load`, which ran in `window`; `created` is counted by the caller later. */
+  async drain(load: LoadResult, window: LoadWindow): Promise<Omit<WebhookFigures, 'created'>> {
+    const { stats, drained } = await untilDelivered(this.#receiver, this.#pending, succeeded(load), window.ended);
+    const drainedAt = Math.max(stats.lastArrival ?? window.ended, window.ended);
+    return {
+      deliveries: stats.count,
+      distinctIds: stats.distinctIds,
+      perSecondDuringLoad: stats.countUntil / ((window.ended - window.started) / 1000),
+      perSecondUntilDrained: stats.count / ((drainedAt - window.started) / 1000),
+      lagP50Ms: stats.lagP50Ms,
+      lagP99Ms: stats.lagP99Ms,
+      lagMaxMs: stats.lagMaxMs,
+      drainMs: drainedAt - window.ended,
+      drained,
+    };
+  }
+}
