@@ -32,6 +32,7 @@ import { logDrops } from './server/log-drops.js';
 import type { Store } from './store/store.js';
 import { timedStore } from './store/timed-store.js';
 import { validation } from './validation/validation-plugin.js';
+import { type DeliveryOptions, webhookDelivery } from './webhooks/delivery-plugin.js';
 import { type Lookup, systemLookup } from './webhooks/target-policy.js';
 
 export interface AppOptions {
@@ -54,6 +55,8 @@ export interface AppOptions {
   readonly eventStreamKeepAliveMs?: number;
   /** EVENT_RETENTION_DAYS, for the feed's 410 (the purge itself runs in start-server); 30 when absent. */
   readonly eventRetentionDays?: number;
+  /** Sends webhooks from this app, to `webhooks`' targets (start-server does); off when absent, as in most tests. */
+  readonly webhookDelivery?: DeliveryOptions | undefined;
 }
 
 /**
@@ -66,7 +69,10 @@ export interface AppOptions {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   const limits = options.limits ?? DEFAULT_LIMITS;
-  const metrics = new Metrics(() => options.store.poolStats());
+  const metrics = new Metrics(
+    () => options.store.poolStats(),
+    (now) => options.store.deliveries.stats(now),
+  );
   const store = timedStore(options.store, metrics.observeStoreCall);
   const links = new Links(options.publicUrl);
   // Fastify types an HTTP/2 server differently; the routes use nothing that differs, so one type serves both.
@@ -121,6 +127,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     lookup: options.webhooks?.lookup ?? systemLookup,
   };
   await app.register(webhookRoutes, { ...routes, targets });
+  if (options.webhookDelivery !== undefined) {
+    await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
+  }
   await app.register(feedBell, { events: store.events });
   await app.register(eventRoutes, {
     store,

@@ -53,6 +53,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       rateLimit,
       trustProxy: config.trustProxy,
       webhooks: { allowPrivateUrls: config.webhookAllowPrivateUrls },
+      // Every serving process sends: deliveries are claimed, so processes and instances share the work.
+      webhookDelivery: { timeoutMs: config.webhookTimeoutMs, retrySchedule: config.webhookRetrySchedule },
       eventRetentionDays: config.eventRetentionDays,
       limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
       metricsAcrossWorkers: options.worker === true,

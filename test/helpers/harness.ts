@@ -45,6 +45,8 @@ export interface HarnessOptions {
   readonly rateLimit?: () => RateLimitOptions;
   /** Where webhooks may point, and the resolver their host names are checked with. */
   readonly webhooks?: AppOptions['webhooks'];
+  /** Runs the webhook dispatcher in each instance, with these settings. */
+  readonly webhookDelivery?: AppOptions['webhookDelivery'];
   /** The live event stream's keep-alive interval (15 s when absent). */
   readonly eventStreamKeepAliveMs?: number;
 }
@@ -85,6 +87,7 @@ async function listen(t: TestContext, store: Store, options: HarnessOptions) {
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     rateLimit: options.rateLimit?.(),
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
+    webhookDelivery: options.webhookDelivery,
     ...(options.eventStreamKeepAliveMs === undefined ? {} : { eventStreamKeepAliveMs: options.eventStreamKeepAliveMs }),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
