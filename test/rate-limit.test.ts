@@ -1,52 +1,17 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 import type { Rate } from '../src/domain/token-bucket.js';
 import { MemoryRateLimiter } from '../src/rate-limit/memory-rate-limiter.js';
-import type { RateLimiter } from '../src/rate-limit/rate-limiter.js';
-import { RedisRateLimiter } from '../src/rate-limit/redis-rate-limiter.js';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { expectError, type Harness, request, startHarness } from './helpers/harness.js';
-import { sparePort } from './helpers/pg-cluster.js';
 import { cliEnv, firstKey, freshDatabaseUrl, startServe } from './helpers/process.js';
+import { privateRedis, redisLimiter } from './helpers/redis.js';
 import { BACKENDS } from './helpers/stores.js';
 
-const REDIS_URL = process.env.PETSTORE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const backend = BACKENDS[0];
 assert.ok(backend);
-
-/** A Redis limiter in a namespace of its own, closed after the test. */
-function redisLimiter(t: TestContext, prefix: string, url = REDIS_URL): RateLimiter {
-  const limiter = new RedisRateLimiter({ url, prefix });
-  t.after(() => limiter.close());
-  return limiter;
-}
-
-/** A redis-server of the test's own (it is killed, paused, restarted), killed after the test. */
-async function privateRedis(t: TestContext) {
-  const port = await sparePort();
-  const spawnRedis = (): ChildProcess =>
-    spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
-  const redis = {
-    url: `redis://127.0.0.1:${port}`,
-    process: spawnRedis(),
-    start() {
-      redis.process = spawnRedis();
-    },
-    async kill() {
-      const exited = new Promise((resolve) => redis.process.once('exit', resolve));
-      redis.process.kill('SIGKILL');
-      await exited;
-    },
-  };
-  // SIGKILL ends a stopped process too.
-  t.after(() => redis.process.kill('SIGKILL'));
-  return redis;
-}
 
 async function statuses(h: Harness, count: number, key?: string): Promise<number[]> {
   const results: number[] = [];
