@@ -151,7 +151,8 @@ function parsePublicUrl(text: string | undefined): string | undefined {
     throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got "${text}"`);
   }
   if (url.search !== '' || url.hash !== '') throw new ConfigError('PUBLIC_URL must not have a query or fragment');
-  return url.href.replace(/\/+$/, '');
+  // Links add /v1 themselves: one that ends the URL (as the OpenAPI servers URL does) would double it.
+  return url.href.replace(/\/+$/, '').replace(/\/v1$/, '');
 }
 
 function parseLogLevel(text: string | undefined): LogLevel {

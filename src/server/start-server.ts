@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
 import { systemClock } from '../clock.js';
@@ -10,6 +9,7 @@ import { openStore } from '../store/open-store.js';
 import { DEFAULT_LIMITS } from './fastify-options.js';
 import { announceFirstKey } from './first-key.js';
 import { logDestination, loggerOptions } from './log-stream.js';
+import { loadTlsFiles } from './tls-files.js';
 
 /** Expired idempotency records (older than 24 h) are removed this often. */
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
@@ -24,6 +24,7 @@ export interface RunningServer {
 export interface StartOptions {
   /** A cluster worker leaves the first key and the ready line to the primary process. */
   readonly worker?: boolean;
+  /** Where the first key is printed: stderr, apart from the log lines on stdout. */
   readonly out?: NodeJS.WritableStream;
   /** Human-readable log lines (a terminal is watching) instead of JSON. */
   readonly prettyLogs?: boolean;
@@ -46,10 +47,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         ...loggerOptions(config.logLevel, pretty),
         ...(destination === undefined ? {} : { stream: destination }),
       },
-      tls:
-        config.tls === undefined
-          ? undefined
-          : { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath) },
+      tls: config.tls === undefined ? undefined : loadTlsFiles(config.tls),
       rateLimit,
       trustProxy: config.trustProxy,
       webhooks: { allowPrivateUrls: config.webhookAllowPrivateUrls },
@@ -86,7 +84,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     url = await app.listen({ host: config.host, port: config.port });
     if (options.worker !== true) {
       // After listening, so a server that cannot start never consumes the one-time first key.
-      await announceFirstKey(store, options.out ?? process.stdout);
+      await announceFirstKey(store, options.out ?? process.stderr);
       app.log.info({ url }, 'ready');
     }
   } catch (error) {
