@@ -25,7 +25,9 @@ eachBackend((backend) => test(\`runs on \${backend.name}\`, () => undefined));
   };
   delete env.CI;
   delete env.NODE_TEST_CONTEXT;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--test', file], {
+  // TAP whatever the Node version (from Node 23 the default reporter is spec, also when piped).
+  const args = ['--import', 'tsx', '--test', '--test-reporter=tap', file];
+  const { stdout } = await promisify(execFile)(process.execPath, args, {
     env,
     cwd: process.cwd(),
   });
