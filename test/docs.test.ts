@@ -56,9 +56,13 @@ describe('/docs', () => {
     const h = await startHarness(t, sqlite);
     const pets = await h.createPets(2, (i) => ({ name: `Docs pet ${i}`, categoryId: 7 }));
     const document = (await h.call('GET', '/v1/openapi.json', { key: null })).json;
-    const operationIds = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>)
-      .flatMap((item) => Object.values(item).map((operation) => operation.operationId))
-      .sort();
+    type PathItems = Record<string, Record<string, { operationId: string }>>;
+    const idsOf = (items: PathItems) =>
+      Object.values(items).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
+    // The paths' operations and, in their own section, the webhooks the service sends.
+    const webhookIds = idsOf(document.webhooks);
+    assert.equal(webhookIds.length, 4, 'one webhook per event type');
+    const operationIds = [...idsOf(document.paths), ...webhookIds].sort();
 
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
