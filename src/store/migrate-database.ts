@@ -8,7 +8,7 @@ export interface MigrationReport {
   readonly version: number;
 }
 
-/** Brings the configured database's schema up to date (as every start does) and says what that took. */
+/** Brings the configured database's schema up to date (as a start does when it may) and says what that took. */
 export async function migrateDatabase(database: DatabaseConfig): Promise<MigrationReport> {
   if (database.kind === 'postgres') {
     const [{ migrateOnce }, { POSTGRES_MIGRATIONS }] = await Promise.all([
