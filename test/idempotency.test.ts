@@ -49,6 +49,22 @@ eachBackend((backend) => {
       assert.equal(bare.headers.get('idempotent-replayed'), 'true', 'a bare token is the same key as its quoted form');
     });
 
+    test('a retry that spells a default out is the same request; another value is not', async (t) => {
+      const h = await startHarness(t, backend);
+      const pet = await h.call('POST', '/v1/pets', { body: { name: 'Rex', categoryId: 1 }, headers: withKey('d') });
+      const spelled = { name: 'Rex', categoryId: 1, status: 'available' };
+      const again = await h.call('POST', '/v1/pets', { body: spelled, headers: withKey('d') });
+      assert.equal(again.headers.get('idempotent-replayed'), 'true', again.text);
+      const sold = { ...spelled, status: 'sold' };
+      expectError(await h.call('POST', '/v1/pets', { body: sold, headers: withKey('d') }), 422, 'idempotency_mismatch');
+      const order = { petId: pet.json.id };
+      assert.equal((await h.call('POST', '/v1/store/orders', { body: order, headers: withKey('o') })).status, 201);
+      const one = await h.call('POST', '/v1/store/orders', { body: { ...order, quantity: 1 }, headers: withKey('o') });
+      assert.equal(one.headers.get('idempotent-replayed'), 'true', one.text);
+      const two = await h.call('POST', '/v1/store/orders', { body: { ...order, quantity: 2 }, headers: withKey('o') });
+      expectError(two, 422, 'idempotency_mismatch');
+    });
+
     test('the same key with another body is 422 idempotency_mismatch, and nothing is written', async (t) => {
       const h = await startHarness(t, backend);
       await h.call('POST', '/v1/pets', { body: { name: 'Rex', categoryId: 1 }, headers: withKey('k') });

@@ -80,6 +80,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
       const { petId, quantity = 1 } = request.body;
       const record = { petId, quantity, createdAt: clock() };
       const result = await idempotency.run(request, reply, {
+        body: { petId, quantity },
         plain: () => store.orders.place(record),
         once: (once) => store.orders.placeOnce(record, once),
         render: (order: OrderRecord) => createdResponse(location(order), toOrder(order)),

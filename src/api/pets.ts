@@ -95,6 +95,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
       if (problem?.kind === 'too_long') throw ERRORS.nameTooLong.create(NAME_MAX_CHARS, problem.chars);
       const record = { name, categoryId, status };
       const pet = await idempotency.run(request, reply, {
+        body: record,
         plain: () => store.pets.create(record),
         once: (once) => store.pets.createOnce(record, once),
         render: (created: PetRecord) => createdResponse(location(created), toPet(created)),

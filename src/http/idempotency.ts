@@ -52,9 +52,9 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export function fingerprint(request: FastifyRequest): string {
+function fingerprint(request: FastifyRequest, body: object): string {
   return createHash('sha256')
-    .update(`${request.method} ${request.routeOptions.url}\n${canonical(request.body)}`)
+    .update(`${request.method} ${request.routeOptions.url}\n${canonical(body)}`)
     .digest('hex');
 }
 
@@ -87,6 +87,11 @@ export class Idempotency {
     request: FastifyRequest,
     reply: FastifyReply,
     effect: {
+      /**
+       * The body as the route applies it, its defaults filled in: a retry that spells a default out is the
+       * same request, and one that changes anything else is not.
+       */
+      readonly body: object;
       readonly plain: () => Promise<R>;
       readonly once: (once: Once<T>) => Promise<OnceResult<R>>;
       readonly render: (result: T) => StoredResponse;
@@ -104,7 +109,7 @@ export class Idempotency {
       const result = await effect.once({
         owner,
         key,
-        fingerprint: fingerprint(request),
+        fingerprint: fingerprint(request, effect.body),
         now,
         expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
         render: effect.render,
