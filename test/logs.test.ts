@@ -27,7 +27,7 @@ async function loggedApp(t: TestContext, level: 'info' | 'trace') {
       done();
     },
   });
-  const app = await buildApp({ store: fixture.store, logger: { ...loggerOptions(level, false), stream } });
+  const app = await buildApp({ store: fixture.store, logger: { ...loggerOptions(level), stream } });
   t.after(() => app.close());
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const issued = await issueApiKey(fixture.store, () => new Date(), { name: 'logs' });

@@ -7,35 +7,27 @@ import type { LogLevel } from '../config.js';
  */
 const REDACT = ['req.headers.authorization', 'headers.authorization', 'authorization'];
 
-/** pino options for the service: JSON lines, or pino-pretty's readable lines when a person is watching. */
-export function loggerOptions(level: LogLevel, pretty: boolean): LoggerOptions {
-  return {
-    level,
-    redact: { paths: REDACT, censor: '[redacted]' },
-    ...(pretty
-      ? {
-          transport: {
-            target: 'pino-pretty',
-            options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
-          },
-        }
-      : {}),
-  };
+/** pino options for every process: JSON lines at `level`, the key redacted. */
+export function loggerOptions(level: LogLevel): LoggerOptions {
+  return { level, redact: { paths: REDACT, censor: '[redacted]' } };
 }
 
-/** Log bytes held while stdout is slow, at most; past that lines are dropped rather than memory grown. */
-const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+/** Log bytes held per serving process while stdout is slow, at most; past that lines are dropped rather than memory grown. */
+export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 /**
- * Where JSON lines go: stdout, written asynchronously so a request never waits for the pipe or the disk
- * (pino flushes what is buffered when the process exits). Processes that share one stdout (the workers
- * of `serve --workers N`) write each line synchronously instead: an asynchronous write may carry many
- * lines, and writes to a pipe above 4 KiB may interleave with another process's mid-line. Pretty lines
- * have their own worker thread.
+ * stdout, in the one process that writes it: `serve`, or the primary of `serve --workers N`, which writes
+ * its `processes` workers' lines as well (worker-log-relay.ts). Written asynchronously, so a request never
+ * waits for the pipe or the disk (pino flushes what is buffered when the process exits); past 16 MiB held
+ * per serving process, lines are dropped and counted. At a terminal, pino-pretty's readable lines, from a
+ * thread of their own.
  */
-export function logDestination(pretty: boolean, sharedStdout: boolean): DestinationStream | undefined {
-  if (pretty) return undefined;
-  return sharedStdout
-    ? pino.destination({ dest: 1, sync: true })
-    : pino.destination({ dest: 1, sync: false, maxLength: MAX_BUFFERED_BYTES });
+export function stdoutDestination(pretty: boolean, processes = 1): DestinationStream {
+  if (pretty) {
+    return pino.transport({
+      target: 'pino-pretty',
+      options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+    });
+  }
+  return pino.destination({ dest: 1, sync: false, maxLength: processes * MAX_BUFFERED_BYTES });
 }

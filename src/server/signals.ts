@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type { Logger } from 'pino';
 import type { RunningServer } from './start-server.js';
 
 /** How long a graceful stop may take before the process gives up on in-flight requests. */
@@ -27,6 +28,9 @@ export async function serveUntilSignalled(starting: Promise<RunningServer>): Pro
       .then(async (server) => {
         server.app.log.info({ signal }, 'stopping');
         await server.stop();
+        // A worker's last lines leave for its primary before the channel they go through is let go.
+        // (Fastify's logger is pino's, which flushes its destination.)
+        await new Promise<void>((resolve) => (server.app.log as Logger).flush(() => resolve()));
         process.exitCode = 0;
         // A cluster worker's IPC channel would keep it alive; with the server closed, let it go.
         cluster.worker?.disconnect();

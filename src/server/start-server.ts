@@ -8,8 +8,9 @@ import type { RateLimitOptions } from '../rate-limit/rate-limit-plugins.js';
 import { openStore } from '../store/open-store.js';
 import { DEFAULT_LIMITS } from './fastify-options.js';
 import { announceFirstKey } from './first-key.js';
-import { logDestination, loggerOptions } from './log-stream.js';
+import { loggerOptions, stdoutDestination } from './log-stream.js';
 import { loadTlsFiles } from './tls-files.js';
+import { WorkerLogStream } from './worker-log-relay.js';
 
 /** Expired idempotency records (older than 24 h) are removed this often. */
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
@@ -34,8 +35,8 @@ export interface StartOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (options.worker === true) joinWorkerMetrics();
   const store = await openStore(config.database);
-  const pretty = options.prettyLogs ?? false;
-  const destination = logDestination(pretty, options.worker === true);
+  // A worker's lines go to its primary, which alone writes stdout (and chose JSON or readable lines).
+  const destination = options.worker === true ? new WorkerLogStream() : stdoutDestination(options.prettyLogs ?? false);
   let app: FastifyInstance;
   let rateLimit: RateLimitOptions | undefined;
   try {
@@ -43,10 +44,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     app = await buildApp({
       store,
       publicUrl: config.publicUrl,
-      logger: {
-        ...loggerOptions(config.logLevel, pretty),
-        ...(destination === undefined ? {} : { stream: destination }),
-      },
+      logger: { ...loggerOptions(config.logLevel), stream: destination },
       tls: config.tls === undefined ? undefined : loadTlsFiles(config.tls),
       rateLimit,
       trustProxy: config.trustProxy,

@@ -6,8 +6,9 @@ import type { Config } from '../config.js';
 import { aggregateWorkerMetrics } from '../observability/cluster-metrics.js';
 import { openStore } from '../store/open-store.js';
 import { announceFirstKey } from './first-key.js';
-import { logDestination, loggerOptions } from './log-stream.js';
+import { loggerOptions, stdoutDestination } from './log-stream.js';
 import { SHUTDOWN_GRACE_MS } from './signals.js';
+import { relayWorkerLogs } from './worker-log-relay.js';
 
 /** `--workers N` (1 to 64) or `auto` (one per CPU). */
 export function parseWorkers(text: string | undefined): number {
@@ -33,9 +34,10 @@ const KILL_AFTER_MS = SHUTDOWN_GRACE_MS + 5000;
  * exiting 0 when they all stopped cleanly. Workers are stateless; everything shared lives in the database.
  */
 export async function runPrimary(config: Config, workers: number, prettyLogs: boolean): Promise<void> {
-  const destination = logDestination(prettyLogs, true);
-  const options = loggerOptions(config.logLevel, prettyLogs);
-  const log = destination === undefined ? pino(options) : pino(options, destination);
+  // The one writer of stdout: its own lines and its workers'.
+  const destination = stdoutDestination(prettyLogs, workers);
+  const log = pino(loggerOptions(config.logLevel), destination);
+  relayWorkerLogs(destination);
   await (await openStore(config.database)).close();
 
   let stopping = false;
