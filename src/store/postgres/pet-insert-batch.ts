@@ -13,7 +13,7 @@ const MAX_BATCH = 256;
  * pets' events ride in the same statement.
  */
 const INSERT_BATCH = `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('pet-ids')})),
-  input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS i(name, category_id, status, n))
+  input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS i(name, category_id, status, n)),
   inserted AS (INSERT INTO pets (name, category_id, status)
     SELECT name, category_id, status FROM input, in_id_order ORDER BY n
     RETURNING ${PET_COLUMNS}),
