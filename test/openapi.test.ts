@@ -265,8 +265,14 @@ eachBackend((backend) => {
       }
       for (const { operation } of operations(doc)) {
         const responses = operation.responses ?? {};
-        // Every operation requires the key, so every one can answer 401.
-        assert.ok(responses['401'], `${operation.operationId} documents 401`);
+        // Every operation requires the key, so every one can answer 401, 429 (rate limits) and 503 (the
+        // database away, the server stopping); the last two say when to retry.
+        for (const status of ['401', '429', '503'])
+          assert.ok(responses[status], `${operation.operationId} documents ${status}`);
+        for (const status of ['429', '503']) {
+          const retryAfter = responses[status].headers?.['Retry-After'];
+          assert.equal(retryAfter?.schema?.type, 'integer', `${operation.operationId} ${status} has Retry-After`);
+        }
         for (const [status, response] of Object.entries<any>(responses)) {
           if (!/^[45]/.test(status) && status !== 'default') continue;
           const content = resolve(doc, response).content ?? {};

@@ -67,6 +67,9 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
       schema: {
         operationId: 'createPet',
         summary: 'Add an animal',
+        description:
+          'Adds an animal; the service assigns its `id`, and its status is `available` unless another is sent. ' +
+          'With an `Idempotency-Key`, a retry answers as the first request did and adds nothing.',
         tags: ['pets'],
         querystring: NoQuery,
         headers: IdempotencyKeyHeader,

@@ -8,6 +8,9 @@ import { webhooksSection } from './webhooks-section.js';
 /** The interface description version (DESIGN.md: `info.version`), apart from the package's own version. */
 const INTERFACE_VERSION = '1.0.0';
 
+/** The package is UNLICENSED (package.json): no licence is granted, which SPDX spells as a LicenseRef. */
+const LICENSE = { name: 'Proprietary: no licence is granted', identifier: 'LicenseRef-Proprietary' };
+
 /**
  * The OpenAPI 3.1 document, generated from the routes' schemas: registered before the routes, which it
  * collects as they are added. `/v1/openapi.json` and `/docs` serve it.
@@ -20,6 +23,9 @@ export const openapi = fp(
         info: {
           title: 'Pet store',
           version: INTERFACE_VERSION,
+          // Whoever runs this instance: the document is served by each deployment, which has no address of its own here.
+          contact: { name: 'The operators of this pet store instance' },
+          license: LICENSE,
           description:
             'The pet store service interface v1. Error codes: ' +
             `${Object.keys(ERROR_CODES).join(', ')}. Within /v1 changes are additive only; clients must ignore unknown fields.`,

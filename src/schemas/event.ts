@@ -3,6 +3,7 @@ import { EVENT_TYPES, type EventType as EventTypeName } from '../domain/event-ty
 import { Order, OrderStatus } from './order.js';
 import { PageLimit } from './page.js';
 import { Pet, PetStatus } from './pet.js';
+import { filterParameter } from './query.js';
 import { ref } from './ref.js';
 
 export const EventType = Type.Unsafe<EventTypeName>({
@@ -80,9 +81,7 @@ export const Event = Type.Unsafe<Event>({
 export const ListEventsQuery = Type.Object(
   {
     limit: PageLimit,
-    type: Type.Optional(
-      Type.Unsafe<EventTypeName>({ allOf: [{ $ref: 'EventType' }], description: 'Only events of this type.' }),
-    ),
+    type: filterParameter(EVENT_TYPES, 'Only events of this type.'),
     cursor: Type.Optional(
       Type.String({
         minLength: 1,

@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 import { ORDER_STATUSES, type OrderStatus as OrderStatusName } from '../domain/order-status.js';
 import { Int64 } from './int64.js';
 import { PageCursor, PageLimit } from './page.js';
+import { filterParameter } from './query.js';
 
 export const ORDER_QUANTITY_MAX = 1000;
 
@@ -49,9 +50,7 @@ export type OrderStatusChange = Static<typeof OrderStatusChange>;
 export const ListOrdersQuery = Type.Object(
   {
     limit: PageLimit,
-    status: Type.Optional(
-      Type.Unsafe<OrderStatusName>({ allOf: [{ $ref: 'OrderStatus' }], description: 'Only orders with this status.' }),
-    ),
+    status: filterParameter(ORDER_STATUSES, 'Only orders with this status.'),
     cursor: PageCursor,
   },
   { additionalProperties: false },

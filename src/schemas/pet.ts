@@ -4,6 +4,7 @@ import { PET_STATUSES } from '../domain/pet-status.js';
 import { Int64, MAX_JSON_INTEGER } from './int64.js';
 import { PATTERN_MESSAGE } from './keywords.js';
 import { PageCursor, PageLimit } from './page.js';
+import { filterParameter } from './query.js';
 
 export const PetStatus = Type.Unsafe<(typeof PET_STATUSES)[number]>({
   $id: 'PetStatus',
@@ -64,9 +65,7 @@ export type NewPet = Static<typeof NewPet>;
 export const ListPetsQuery = Type.Object(
   {
     limit: PageLimit,
-    status: Type.Optional(
-      Type.Unsafe<PetStatus>({ allOf: [{ $ref: 'PetStatus' }], description: 'Only animals with this status.' }),
-    ),
+    status: filterParameter(PET_STATUSES, 'Only animals with this status.'),
     cursor: PageCursor,
   },
   { additionalProperties: false },
