@@ -20,6 +20,10 @@ export interface BenchOptions {
   readonly outPath: string;
   /** When set, the service runs with --cpu-prof and writes its profile into this directory. */
   readonly cpuProfDir: string | undefined;
+  /** `serve --workers N` when above 1; one process otherwise. */
+  readonly workers: number;
+  /** The service gets REDIS_URL, a redis-server of the bench's own, and each scenario its Redis commands. */
+  readonly redis: boolean;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -33,7 +37,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --scenario NAMES     run only these (comma-separated): ${SCENARIO_NAMES.join(', ')}
   --tool NAME          wrk or autocannon (default wrk when installed)
   --out FILE           JSON results (default bench/results/latest.json; the table goes beside it as .md)
-  --cpu-prof DIR       run the service under node --cpu-prof, one .cpuprofile per store in DIR`;
+  --cpu-prof DIR       run the service under node --cpu-prof, one .cpuprofile per store (and worker) in DIR
+  --workers N          run the service as serve --workers N (default 1: one process); CPU and RSS are summed
+  --redis              start a private redis-server, give the service REDIS_URL, and report Redis commands
+                       per request and redis-server's CPU for each scenario`;
 
 export class UsageError extends Error {}
 
@@ -85,6 +92,8 @@ export function parseOptions(args: string[], repoRoot: string): BenchOptions | u
       tool: { type: 'string' },
       out: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      workers: { type: 'string' },
+      redis: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -106,5 +115,7 @@ export function parseOptions(args: string[], repoRoot: string): BenchOptions | u
     tool: values.tool === undefined ? undefined : oneOf<ToolName>('tool', values.tool, ['wrk', 'autocannon']),
     outPath: resolve(values.out ?? resolve(repoRoot, 'bench/results/latest.json')),
     cpuProfDir: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
+    workers: numberOption('workers', values.workers, 1, 'count'),
+    redis: values.redis,
   };
 }

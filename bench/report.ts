@@ -2,8 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { LoadResult } from './load.js';
-import type { StoreName } from './options.js';
+import type { BenchOptions, StoreName } from './options.js';
+import type { RedisFigures } from './redis.js';
 import type { Seeded } from './seed.js';
+import { SERVICE_SETTINGS } from './service.js';
 import type { Usage } from './usage.js';
 import type { WebhookFigures } from './webhook-subscription.js';
 
@@ -26,6 +28,8 @@ export interface Measured {
   readonly ratioToCeiling: number;
   /** For a scenario measured with a webhook endpoint subscribed: its deliveries to the bench's receiver. */
   readonly webhooks?: WebhookFigures;
+  /** With --redis: what Redis did while the scenario was measured. */
+  readonly redis?: RedisFigures;
 }
 
 export interface StoreResults {
@@ -49,7 +53,7 @@ export interface Report {
   readonly problems: string[];
 }
 
-export function machine(): Report['machine'] {
+function machine(): Report['machine'] {
   const all = cpus();
   return {
     cpus: all.length,
@@ -57,6 +61,38 @@ export function machine(): Report['machine'] {
     memoryGb: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     kernel: `Linux ${release()}`,
     node: process.version,
+  };
+}
+
+/** A run's report before anything is measured: how the load and the service are set up. */
+export function newReport(
+  options: BenchOptions,
+  command: string,
+  loadGenerator: string,
+  redisVersion: string | undefined,
+): Report {
+  const { pets, connections, durationSeconds, warmupSeconds, workers } = options;
+  return {
+    startedAt: new Date().toISOString(),
+    command,
+    machine: machine(),
+    loadGenerator,
+    settings: { pets, connections, durationSeconds, warmupSeconds },
+    service: {
+      command:
+        workers > 1 ? `petstore serve --workers ${workers} (CPU, RSS: all processes)` : 'petstore serve (one process)',
+      ...SERVICE_SETTINGS,
+      REDIS_URL:
+        redisVersion === undefined ? 'unset (rate limits in memory)' : `a redis-server ${redisVersion} of its own`,
+      logs: 'to a file',
+      auth: 'on (one key, read+write)',
+      metrics: 'on',
+      DATABASE_POOL_SIZE: '10 (default; PostgreSQL)',
+    },
+    ceiling: undefined,
+    stores: [],
+    skipped: [],
+    problems: [],
   };
 }
 
@@ -133,6 +169,25 @@ function webhookTable(scenarios: readonly Measured[]): string[] {
   return ['', note, '', ...WEBHOOK_HEADER, ...rows];
 }
 
+/** With --redis: each scenario's Redis commands (per request) and redis-server's CPU. */
+function redisTable(scenarios: readonly Measured[]): string[] {
+  const rows = scenarios.flatMap(({ name, load, redis }) => {
+    if (redis === undefined) return [];
+    const perRequest = load.requests === 0 ? '–' : number(redis.commands / load.requests, 4);
+    return [`| ${name} | ${number(redis.commands)} | ${perRequest} | ${number(redis.cpuPercent)} |`];
+  });
+  if (rows.length === 0) return [];
+  const note = "Redis during each measured scenario: INFO commandstats before and after (scripts' commands included).";
+  return [
+    '',
+    note,
+    '',
+    '| Scenario | Redis commands | per request | redis-server CPU % |',
+    '|---|--:|--:|--:|',
+    ...rows,
+  ];
+}
+
 const HEADER = [
   '| Scenario | req/s | p50 ms | p99 ms | errors: ≥400 / socket / timeout | server RSS MB end / peak | server CPU % | × ceiling |',
   '|---|--:|--:|--:|--:|--:|--:|--:|',
@@ -168,7 +223,7 @@ export function markdown(report: Report): string {
     );
     const byRequest = latencyByRequest(results.scenarios);
     if (byRequest.length > 0) lines.push('', ...byRequest);
-    lines.push(...webhookTable(results.scenarios));
+    lines.push(...webhookTable(results.scenarios), ...redisTable(results.scenarios));
   }
   for (const { store, reason } of report.skipped) lines.push('', `${STORE_TITLES[store]} skipped: ${reason}`);
   if (report.problems.length > 0)

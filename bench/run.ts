@@ -16,10 +16,11 @@ import { capture } from './http-capture.js';
 import type { Load, LoadGenerator, LoadResult } from './load.js';
 import { type BenchOptions, parseOptions, type StoreName, type ToolName, USAGE, UsageError } from './options.js';
 import { scenarioProblems } from './problems.js';
-import { type Measured, machine, markdown, type Report, type StoreResults, save } from './report.js';
+import { type BenchRedis, startRedis } from './redis.js';
+import { type Measured, markdown, newReport, type Report, type StoreResults, save } from './report.js';
 import { LIST_20, type Scenario, scenarios } from './scenarios.js';
 import { seed } from './seed.js';
-import { runCli, SERVICE_SETTINGS, type Service, serviceEnv, startService } from './service.js';
+import { runCli, type Service, serviceEnv, startService } from './service.js';
 import { measureUsage } from './usage.js';
 import { type Receiver, startReceiver } from './webhook-receiver.js';
 import { WebhookSubscription } from './webhook-subscription.js';
@@ -47,6 +48,8 @@ interface Run {
   readonly report: Report;
   /** The webhook receiver, started by the first scenario that needs it. */
   readonly receiver: () => Promise<Receiver>;
+  /** With --redis: the redis-server every service of the run uses. */
+  readonly redis: BenchRedis | undefined;
 }
 
 /** Unmeasured load first, so that the server's code is compiled and its caches filled. */
@@ -61,11 +64,14 @@ async function warmUp(
   return generator.run(load, { origin, headers, connections: options.connections, seconds: options.warmupSeconds });
 }
 
-/** Measures `load` against `origin`, and meanwhile the server process `pid`. */
-function measure(run: Run, load: Load, origin: string, headers: Record<string, string>, pid: number) {
+/** Measures `load` against `origin`, and meanwhile the server's processes `pids` and Redis, if there is one. */
+async function measure(run: Run, load: Load, origin: string, headers: Record<string, string>, pids: number[]) {
   const { options, generator } = run;
   const settings = { origin, headers, connections: options.connections, seconds: options.durationSeconds };
-  return measureUsage(pid, () => generator.run(load, settings));
+  const measured = () => measureUsage(pids, () => generator.run(load, settings));
+  if (run.redis === undefined) return { ...(await measured()), redis: undefined };
+  const { result, redis } = await run.redis.during(measured);
+  return { ...result, redis };
 }
 
 async function measureScenario(
@@ -84,7 +90,11 @@ async function measureScenario(
   const logFrom = await service.settledLogSize();
   const droppedBefore = await service.droppedLogLines();
   const started = Date.now();
-  const { result: load, usage } = await measure(run, scenario.load, service.origin, headers, service.pid);
+  const {
+    result: load,
+    usage,
+    redis,
+  } = await measure(run, scenario.load, service.origin, headers, service.processes());
   // Before the log is read: the service logs each delivery, so its log settles only once they are all sent.
   const delivered = await webhook?.drain(load, { started, ended: Date.now() });
   const log = await service.requestLog(logFrom, await service.settledLogSize());
@@ -100,6 +110,7 @@ async function measureScenario(
     logLinesDropped,
     ratioToCeiling: load.requestsPerSecond / ceilingRps,
     ...(delivered === undefined ? {} : { webhooks: { ...delivered, created: log.created } }),
+    ...(redis === undefined ? {} : { redis }),
   };
 }
 
@@ -109,7 +120,7 @@ async function measureCeiling(run: Run, service: Service, headers: Record<string
   const ceiling = await startCeiling(response, LIST_20_PATH, headers, run.dir, run.cleanup);
   try {
     await warmUp(run, LIST_20, ceiling.origin, headers);
-    const { result: load, usage } = await measure(run, LIST_20, ceiling.origin, headers, ceiling.pid);
+    const { result: load, usage } = await measure(run, LIST_20, ceiling.origin, headers, [ceiling.pid]);
     return {
       name: 'ceiling',
       description: 'bare node:http, the bytes of the list-20 response',
@@ -131,13 +142,13 @@ function summary(label: string, load: LoadResult): string {
 async function benchStore(run: Run, store: StoreName): Promise<StoreResults> {
   const { options, dir, cleanup, report } = run;
   const database = await freshDatabase(store, dir, cleanup);
-  const env = serviceEnv(database.url);
+  const env = serviceEnv(database.url, run.redis?.url);
   await runCli(['migrate'], env);
   const seeded = await seed(database, options.pets);
   progress(`${store}: seeded ${seeded.pets} pets in ${seeded.seconds.toFixed(1)} s`);
   const key = (await runCli(['keys', 'create', '--name', 'bench'], env)).trim();
   const headers = { Authorization: `Bearer ${key}` };
-  const service = await startService(env, join(dir, `${store}.log`), cleanup, options.cpuProfDir);
+  const service = await startService(env, join(dir, `${store}.log`), cleanup, options);
   const results: StoreResults = { store, seeded, scenarios: [] };
   try {
     // Measured once per run, from the first store's response, while that service idles.
@@ -170,32 +181,11 @@ async function bench(options: BenchOptions, args: string[], cleanup: Cleanup): P
   const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   cleanup.defer('the temporary directory', () => rmSync(dir, { recursive: true, force: true }));
   const generator = chooseGenerator(options.tool, dir, cleanup);
-  const report: Report = {
-    startedAt: new Date().toISOString(),
-    command: commandLine(args),
-    machine: machine(),
-    loadGenerator: generator.label,
-    settings: {
-      pets: options.pets,
-      connections: options.connections,
-      durationSeconds: options.durationSeconds,
-      warmupSeconds: options.warmupSeconds,
-    },
-    service: {
-      command: 'petstore serve (one process)',
-      ...SERVICE_SETTINGS,
-      logs: 'to a file',
-      auth: 'on (one key, read+write)',
-      metrics: 'on',
-      DATABASE_POOL_SIZE: '10 (default; PostgreSQL)',
-    },
-    ceiling: undefined,
-    stores: [],
-    skipped: [],
-    problems: [],
-  };
+  const redis = options.redis ? await startRedis(cleanup) : undefined;
+  const report = newReport(options, commandLine(args), generator.label, redis?.version);
   let receiver: Promise<Receiver> | undefined;
-  const run: Run = { options, generator, dir, cleanup, report, receiver: () => (receiver ??= startReceiver(cleanup)) };
+  const receive = () => (receiver ??= startReceiver(cleanup));
+  const run: Run = { options, generator, dir, cleanup, report, receiver: receive, redis };
   for (const store of options.stores) {
     const unreachable = store === 'postgres' ? await postgresUnreachable(POSTGRES_URL) : undefined;
     if (unreachable !== undefined) {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { running, stopChild } from './children.js';
 import type { Cleanup } from './cleanup.js';
+import { processTree } from './usage.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
@@ -37,11 +38,13 @@ const UNSET = [
   'WEBHOOK_RETRY_SCHEDULE',
 ];
 
-export function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
+/** The service's environment: the settings above, on `databaseUrl`, with Redis at `redisUrl` if given. */
+export function serviceEnv(databaseUrl: string, redisUrl?: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...SERVICE_SETTINGS, PORT: '0', DATABASE_URL: databaseUrl };
   for (const name of UNSET) {
     delete env[name];
   }
+  if (redisUrl !== undefined) env.REDIS_URL = redisUrl;
   return env;
 }
 
@@ -68,7 +71,8 @@ const LOG_STILL_MS = 300;
 const LOG_SETTLE_TIMEOUT_MS = 10_000;
 
 export interface Service {
-  readonly pid: number;
+  /** The service's processes: the one, or the primary and its workers. */
+  processes(): number[];
   /** e.g. http://127.0.0.1:43210 */
   readonly origin: string;
   /**
@@ -112,17 +116,21 @@ async function untilReady(child: ChildProcess, logPath: string): Promise<string>
   }
 }
 
-/** Starts `petstore serve` with its output in a file (a pipe the bench failed to drain would slow it down). */
+/**
+ * Starts `petstore serve` (`--workers N` when `workers` is above 1) with its output in a file (a pipe the
+ * bench failed to drain would slow it down).
+ */
 export async function startService(
   env: NodeJS.ProcessEnv,
   logPath: string,
   cleanup: Cleanup,
-  cpuProfDir: string | undefined,
+  { cpuProfDir, workers }: { cpuProfDir: string | undefined; workers: number },
 ): Promise<Service> {
   const log = openSync(logPath, 'a');
   // The profile is written when the process exits, which the graceful stop below lets it do.
   const profile = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
-  const child = spawn(process.execPath, [...profile, CLI, 'serve'], { env, stdio: ['ignore', log, log] });
+  const serve = ['serve', ...(workers > 1 ? ['--workers', String(workers)] : [])];
+  const child = spawn(process.execPath, [...profile, CLI, ...serve], { env, stdio: ['ignore', log, log] });
   closeSync(log);
   const stop = cleanup.defer('the service', async () => {
     const exit = await stopChild(child, 'SIGTERM', 15_000);
@@ -133,7 +141,7 @@ export async function startService(
 
   const origin = await untilReady(child, logPath);
   return {
-    pid,
+    processes: () => processTree(pid),
     origin,
     async settledLogSize() {
       const deadline = Date.now() + LOG_SETTLE_TIMEOUT_MS;

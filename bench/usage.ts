@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 export interface Usage {
-  /** CPU time (user + system, all threads) over wall time: 100 = one core busy. */
+  /** CPU time (user + system, all threads, all the processes) over wall time: 100 = one core busy. */
   readonly cpuPercent: number;
-  /** Resident memory at the end. */
+  /** Resident memory at the end (of all the processes together). */
   readonly rssMb: number;
   /** The highest resident memory sampled during the work. */
   readonly peakRssMb: number;
@@ -28,14 +28,28 @@ function rssMb(pid: number): number {
   return Number(kb) / 1024;
 }
 
-/** Runs `work` and measures process `pid` meanwhile: its CPU use and its resident memory. */
-export async function measureUsage<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; usage: Usage }> {
-  const startCpu = cpuSeconds(pid);
+/** Process `pid` and its children: the primary of `serve --workers N` and its workers. */
+export function processTree(pid: number): number[] {
+  // ps exits 1 when there are none.
+  const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout;
+  return [pid, ...children.split('\n').flatMap((line) => (line.trim() === '' ? [] : [Number(line)]))];
+}
+
+function total(pids: readonly number[], of: (pid: number) => number): number {
+  return pids.reduce((sum, pid) => sum + of(pid), 0);
+}
+
+/** Runs `work` and measures processes `pids` meanwhile: their CPU use and resident memory, summed. */
+export async function measureUsage<T>(
+  pids: readonly number[],
+  work: () => Promise<T>,
+): Promise<{ result: T; usage: Usage }> {
+  const startCpu = total(pids, cpuSeconds);
   const startWall = performance.now();
-  let peak = rssMb(pid);
+  let peak = total(pids, rssMb);
   const sampler = setInterval(() => {
     try {
-      peak = Math.max(peak, rssMb(pid));
+      peak = Math.max(peak, total(pids, rssMb));
     } catch {
       // The process has gone; the work fails and says so, and the reading after it throws.
     }
@@ -43,8 +57,8 @@ export async function measureUsage<T>(pid: number, work: () => Promise<T>): Prom
   try {
     const result = await work();
     const wallSeconds = (performance.now() - startWall) / 1000;
-    const rss = rssMb(pid);
-    const cpuPercent = ((cpuSeconds(pid) - startCpu) / wallSeconds) * 100;
+    const rss = total(pids, rssMb);
+    const cpuPercent = ((total(pids, cpuSeconds) - startCpu) / wallSeconds) * 100;
     return { result, usage: { cpuPercent, rssMb: rss, peakRssMb: Math.max(peak, rss) } };
   } finally {
     clearInterval(sampler);

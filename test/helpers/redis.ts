@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { TestContext } from 'node:test';
-import { Redis } from 'ioredis';
+import { redisServerArgs } from '../../dev/redis-admin.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/rate-limit/redis-rate-limiter.js';
 import { sparePort } from './pg-cluster.js';
+
+export { commandsRun } from '../../dev/redis-admin.js';
 
 /** The Redis the tests share; each test keeps to a key prefix of its own. */
 const REDIS_URL = process.env.PETSTORE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -18,10 +20,7 @@ export function redisLimiter(t: TestContext, prefix: string, url = REDIS_URL): R
 /** A redis-server of the test's own (it is killed, paused, restarted), killed after the test. */
 export async function privateRedis(t: TestContext) {
   const port = await sparePort();
-  const spawnRedis = (): ChildProcess =>
-    spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+  const spawnRedis = (): ChildProcess => spawn('redis-server', redisServerArgs(port), { stdio: 'ignore' });
   const redis = {
     url: `redis://127.0.0.1:${port}`,
     process: spawnRedis(),
@@ -37,20 +36,4 @@ export async function privateRedis(t: TestContext) {
   // SIGKILL ends a stopped process too.
   t.after(() => redis.process.kill('SIGKILL'));
   return redis;
-}
-
-/** Commands Redis has run, those run by scripts included, except the INFO that asks. */
-export async function commandsRun(url: string): Promise<number> {
-  const redis = new Redis(url, { lazyConnect: true });
-  try {
-    await redis.connect();
-    const stats = await redis.info('commandstats');
-    let total = 0;
-    for (const [, name, calls] of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-      if (name !== 'info') total += Number(calls);
-    }
-    return total;
-  } finally {
-    redis.disconnect();
-  }
 }
