@@ -41,7 +41,7 @@ export class Metrics {
   });
   readonly logLinesDropped = new Counter({
     name: 'petstore_log_lines_dropped_total',
-    help: 'Log lines dropped because stdout fell too far behind (16 MiB of lines waiting to be written).',
+    help: 'Log lines dropped because stdout fell too far behind (16 MiB of lines per serving process waiting to be written).',
     registers: [this.registry],
   });
 

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { type DestinationStream, type LoggerOptions, pino } from 'pino';
 import type { LogLevel } from '../config.js';
 
@@ -15,19 +16,27 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
 /** Log bytes held per serving process while stdout is slow, at most; past that lines are dropped rather than memory grown. */
 export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
+const PRETTY = { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' };
+
 /**
- * stdout, in the one process that writes it: `serve`, or the primary of `serve --workers N`, which writes
- * its `processes` workers' lines as well (worker-log-relay.ts). Written asynchronously, so a request never
- * waits for the pipe or the disk (pino flushes what is buffered when the process exits); past 16 MiB held
- * per serving process, lines are dropped and counted. At a terminal, pino-pretty's readable lines, from a
- * thread of their own.
+ * stdout for `serve`, the one process writing it: asynchronously, so a request never waits for the pipe or
+ * the disk (pino flushes what is buffered when the process exits); past 16 MiB held, lines are dropped and
+ * counted (log-drops.ts). At a terminal, pino-pretty's readable lines, from a thread of their own.
  */
-export function stdoutDestination(pretty: boolean, processes = 1): DestinationStream {
-  if (pretty) {
-    return pino.transport({
-      target: 'pino-pretty',
-      options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
-    });
-  }
-  return pino.destination({ dest: 1, sync: false, maxLength: processes * MAX_BUFFERED_BYTES });
+export function stdoutDestination(pretty: boolean): DestinationStream {
+  if (pretty) return pino.transport({ target: 'pino-pretty', options: PRETTY });
+  return pino.destination({ dest: 1, sync: false, maxLength: MAX_BUFFERED_BYTES });
+}
+
+/** A destination of bytes: emits 'drop' with the bytes it dropped. */
+export type BytesDestination = EventEmitter & { write(bytes: Buffer): boolean };
+
+/**
+ * stdout for the primary of `serve --workers N`, which writes its workers' lines as the bytes they arrive
+ * in (worker-log-relay.ts), asynchronously, holding up to 16 MiB per worker.
+ */
+export function stdoutBytes(workers: number): BytesDestination {
+  const maxLength = workers * MAX_BUFFERED_BYTES;
+  // sonic-boom's types know strings only; in buffer mode it takes Buffers, and only them.
+  return pino.destination({ dest: 1, sync: false, maxLength, contentMode: 'buffer' }) as unknown as BytesDestination;
 }

@@ -1,89 +1,80 @@
 import cluster, { type Worker } from 'node:cluster';
 import { EventEmitter } from 'node:events';
 import { writeSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { finished, type Readable } from 'node:stream';
 import type { DestinationStream } from 'pino';
-import { MAX_BUFFERED_BYTES } from './log-stream.js';
+import { MAX_BUFFERED_BYTES, stdoutBytes, stdoutDestination } from './log-stream.js';
 
-const LINES = 'petstore:log-lines';
+/** In a worker, the pipe of its own to the primary that its log lines leave by (cluster stdio entry 4). */
+const LOG_FD = 4;
 const DROPPED = 'petstore:log-dropped';
+const NEWLINE = 0x0a;
 /** Writes of at most this many bytes to a pipe are never interleaved with another process's (Linux). */
 const PIPE_BUF = 4096;
-
-interface LinesMessage {
-  readonly type: typeof LINES;
-  readonly lines: string;
-}
 
 interface DroppedMessage {
   readonly type: typeof DROPPED;
   readonly lines: number;
 }
 
-function lineCount(text: unknown): number {
-  return String(text).split('\n').length - 1;
+function lineCount(bytes: Buffer): number {
+  let count = 0;
+  for (let at = bytes.indexOf(NEWLINE); at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) count++;
+  return count;
 }
 
 /**
  * A worker's log destination under `serve --workers N`: the lines of one event-loop turn go to the primary
- * in one IPC message, and the primary alone writes stdout, so no line is torn or interleaved whatever its
- * length (a pipe keeps only writes of up to 4 KiB whole) and no request waits for a write. Emits 'drop'
- * once per line lost, as pino's own destination does: past 16 MiB held here, or dropped by the primary.
+ * in one write to a pipe of its own, and the primary alone writes stdout, so no line is torn or interleaved
+ * whatever its length (a pipe keeps only writes of up to 4 KiB whole) and no request waits for a write.
+ * Emits 'drop' once per line lost, as pino's own destination does: past 16 MiB held here, or dropped by
+ * the primary.
  */
 export class WorkerLogStream extends EventEmitter {
-  /** Lines of this turn, not yet sent. */
+  readonly #pipe = new Socket({ fd: LOG_FD, readable: false, writable: true });
+  /** Lines of this turn, not yet handed to the pipe. */
   #queued = '';
-  /** Characters sent but not yet written to the channel. */
-  #sending = 0;
-  #messages = 0;
-  #idle: (() => void)[] = [];
+  /** Stopping, or the primary has gone: lines wait for the exit, which writes them. */
+  #closed = false;
 
   constructor() {
     super();
-    process.on('message', (message: Partial<DroppedMessage>) => {
-      if (message.type === DROPPED) this.#dropped(message.lines ?? 0);
+    this.#pipe.unref();
+    this.#pipe.on('error', () => {
+      this.#closed = true;
     });
-    // Lines a worker stopping abruptly (process.exit, a crash) still holds: written by itself, whole lines
-    // at a time, each write small enough for a pipe to keep it whole.
+    process.on('message', (message: Partial<DroppedMessage>) => {
+      if (message.type === DROPPED) for (let i = 0; i < (message.lines ?? 0); i++) this.emit('drop');
+    });
+    // Lines a worker still holds when it exits (a stop, process.exit, a crash): written by itself, whole
+    // lines at a time, each write small enough for a pipe to keep it whole where the lines allow.
     process.on('exit', () => {
       for (const piece of wholeLinePieces(this.#queued)) writeSync(1, piece);
-      this.#queued = '';
     });
   }
 
   write(line: string): boolean {
-    if (this.#queued.length + this.#sending + line.length > MAX_BUFFERED_BYTES) {
+    if (this.#queued.length + this.#pipe.writableLength + line.length > MAX_BUFFERED_BYTES) {
       this.emit('drop', line);
       return false;
     }
-    if (this.#queued === '') setImmediate(() => this.#send());
+    if (this.#queued === '' && !this.#closed) setImmediate(() => this.#send());
     this.#queued += line;
     return true;
   }
 
-  /** Calls back once every line written so far has left for the primary (before the channel closes). */
+  /** Stopping: sends what is held, closes the pipe, and calls back once the primary can read it all. */
   flush(done: () => void): void {
     this.#send();
-    if (this.#messages === 0) done();
-    else this.#idle.push(done);
+    this.#closed = true;
+    finished(this.#pipe.end(), () => done());
   }
 
   #send(): void {
-    const lines = this.#queued;
-    if (lines === '') return;
+    if (this.#queued === '' || this.#closed) return;
+    this.#pipe.write(this.#queued);
     this.#queued = '';
-    this.#sending += lines.length;
-    this.#messages += 1;
-    const message: LinesMessage = { type: LINES, lines };
-    process.send?.(message, undefined, {}, (error: Error | null) => {
-      this.#sending -= lines.length;
-      this.#messages -= 1;
-      if (error !== null) this.#dropped(lineCount(lines));
-      if (this.#messages === 0) for (const done of this.#idle.splice(0)) done();
-    });
-  }
-
-  #dropped(lines: number): void {
-    for (let i = 0; i < lines; i++) this.emit('drop');
   }
 }
 
@@ -106,28 +97,64 @@ function wholeLinePieces(text: string): string[] {
   return pieces;
 }
 
-/**
- * In the primary of `serve --workers N`: writes what its workers log to `destination`, in the order each
- * sent it. The lines the destination drops (stdout too slow) are counted by the worker that logged them, so
- * /metrics, which sums the workers, counts them.
- */
-export function relayWorkerLogs(destination: DestinationStream): void {
-  let from: Worker | undefined;
-  let dropped = 0;
-  if (destination instanceof EventEmitter) {
-    destination.on('drop', (data: unknown) => {
-      if (from !== undefined) dropped += lineCount(data);
-    });
+/** stdout in the primary: whole lines in (returns how many it dropped), and a destination for its own. */
+interface PrimaryStdout {
+  lines(bytes: Buffer): number;
+  readonly own: DestinationStream;
+}
+
+function primaryStdout(pretty: boolean, workers: number): PrimaryStdout {
+  if (pretty) {
+    const stream = stdoutDestination(true);
+    const lines = (bytes: Buffer) => {
+      stream.write(bytes.toString());
+      return 0;
+    };
+    return { own: stream, lines };
   }
-  cluster.on('message', (worker, message: Partial<LinesMessage>) => {
-    if (message.type !== LINES || message.lines === undefined) return;
-    from = worker;
-    dropped = 0;
-    destination.write(message.lines);
-    from = undefined;
+  // The workers' lines stay bytes from their pipes to stdout: never decoded, never encoded again.
+  const bytes = stdoutBytes(workers);
+  let dropped = 0;
+  bytes.on('drop', (data: Buffer) => {
+    dropped += lineCount(data);
+  });
+  return {
+    own: { write: (line: string) => bytes.write(Buffer.from(line)) },
+    lines(data) {
+      dropped = 0;
+      bytes.write(data);
+      return dropped;
+    },
+  };
+}
+
+/** Writes the whole lines arriving from `worker`'s pipe; reports the lines stdout dropped back to it. */
+function relay(worker: Worker, stdout: PrimaryStdout): void {
+  let partial = Buffer.alloc(0);
+  (worker.process.stdio[LOG_FD] as Readable).on('data', (chunk: Buffer) => {
+    const end = chunk.lastIndexOf(NEWLINE);
+    if (end === -1) {
+      partial = Buffer.concat([partial, chunk]);
+      return;
+    }
+    const dropped = stdout.lines(Buffer.concat([partial, chunk.subarray(0, end + 1)]));
+    partial = Buffer.from(chunk.subarray(end + 1));
     if (dropped > 0 && worker.isConnected()) {
       const report: DroppedMessage = { type: DROPPED, lines: dropped };
       worker.send(report, undefined, () => undefined);
     }
   });
+}
+
+/**
+ * In the primary of `serve --workers N`, before it forks: gives every worker a pipe for its log lines and
+ * writes what they send to stdout, whole lines only, in the order each worker logged them. The lines
+ * stdout drops (too slow) are counted by the worker that logged them, so /metrics, which sums the
+ * workers, counts them. Returns the destination of the primary's own lines.
+ */
+export function relayWorkerLogs(pretty: boolean, workers: number): DestinationStream {
+  cluster.setupPrimary({ stdio: [0, 1, 2, 'ipc', 'pipe'] });
+  const stdout = primaryStdout(pretty, workers);
+  cluster.on('fork', (worker) => relay(worker, stdout));
+  return stdout.own;
 }

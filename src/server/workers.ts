@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { aggregateWorkerMetrics } from '../observability/cluster-metrics.js';
 import { openStore } from '../store/open-store.js';
 import { announceFirstKey } from './first-key.js';
-import { loggerOptions, stdoutDestination } from './log-stream.js';
+import { loggerOptions } from './log-stream.js';
 import { SHUTDOWN_GRACE_MS } from './signals.js';
 import { relayWorkerLogs } from './worker-log-relay.js';
 
@@ -35,9 +35,7 @@ const KILL_AFTER_MS = SHUTDOWN_GRACE_MS + 5000;
  */
 export async function runPrimary(config: Config, workers: number, prettyLogs: boolean): Promise<void> {
   // The one writer of stdout: its own lines and its workers'.
-  const destination = stdoutDestination(prettyLogs, workers);
-  const log = pino(loggerOptions(config.logLevel), destination);
-  relayWorkerLogs(destination);
+  const log = pino(loggerOptions(config.logLevel), relayWorkerLogs(prettyLogs, workers));
   await (await openStore(config.database)).close();
 
   let stopping = false;
