@@ -128,6 +128,33 @@ eachBackend((backend) => {
       );
     });
 
+    test('finishes that arrive together are each recorded, or not, as if alone', async (t) => {
+      const store = await fresh(t);
+      const { id } = await endpoint(store);
+      await pets(store, 5);
+      const now = later();
+      const claimed = await store.deliveries.claim(query(now, { leaseMs: 1000 }));
+      assert.equal(claimed.length, 5);
+      const [lost, ...kept] = claimed as [DueDelivery, ...DueDelivery[]];
+      const [again] = await store.deliveries.claim(query(new Date(now.getTime() + 1001), { limit: 1 }));
+      assert.equal(again?.id, lost.id, 'the first claim ran out and was taken again');
+      const retry = { status: 'pending', error: 'answered 500', responseStatus: 500, nextAttemptAt: later(60_000) };
+      const results = await Promise.all([
+        store.deliveries.finish(outcome(lost)),
+        ...kept.map((delivery, i) =>
+          store.deliveries.finish(outcome(delivery, i === 0 ? (retry as Partial<AttemptOutcome>) : {})),
+        ),
+      ]);
+      assert.deepEqual(results, [false, true, true, true, true]);
+      const log = await store.webhooks.attempts(id, { limit: 10 });
+      assert.deepEqual(
+        log.map((entry) => [entry.eventSeq, entry.status, entry.responseStatus]).reverse(),
+        kept.map((delivery, i) => [delivery.event.seq, i === 0 ? 'pending' : 'succeeded', i === 0 ? 500 : 204]),
+        'logged in the order finished, the lost claim not at all',
+      );
+      assert.equal(await store.deliveries.finish(outcome(again as DueDelivery)), true);
+    });
+
     test('stats count pending deliveries to enabled endpoints; a disabled one keeps its own, unclaimed', async (t) => {
       const store = await fresh(t);
       const { id } = await endpoint(store);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import pg from 'pg';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres/migrations.js';
 import { PET_QUERIES } from '../src/store/postgres/pets.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { BACKENDS, createPostgresSchema, postgresConfig } from './helpers/stores.js';
+import { BACKENDS, createPostgresSchema, postgresConfig, postgresStoreWithClient } from './helpers/stores.js';
 
 const skip = BACKENDS.find((backend) => backend.name === 'postgres')?.skip;
 
@@ -17,21 +17,9 @@ function explainable(sql: string, values: unknown[]): string {
   });
 }
 
-/** A store on a fresh schema, and a plain client on the same schema to look underneath it. */
-async function storeWithClient(t: TestContext) {
-  const schema = await createPostgresSchema();
-  t.after(() => schema.drop());
-  const store = await PostgresStore.open(postgresConfig(schema.url));
-  t.after(() => store.close());
-  const client = new pg.Client({ connectionString: schema.url });
-  await client.connect();
-  t.after(() => client.end());
-  return { store, client };
-}
-
 describe('postgres store', { skip }, () => {
   test('the feed holds an event back while a transaction that began writing before it is open', async (t) => {
-    const { store, client } = await storeWithClient(t);
+    const { store, client } = await postgresStoreWithClient(t);
     // A writer that takes no lock the store's own writes wait for (pet creates share the id-order lock).
     await client.query('BEGIN');
     await client.query(`INSERT INTO events (type, data) VALUES ('pet.created', $1)`, [
@@ -52,7 +40,7 @@ describe('postgres store', { skip }, () => {
 
   test('pages are index scans with no sort, filtered or not, on 100k pets with a rare status', async (t) => {
     // The store is opened for its migrations: the plans are of the schema it made.
-    const { client } = await storeWithClient(t);
+    const { client } = await postgresStoreWithClient(t);
     await client.query(`INSERT INTO pets (name, category_id, status)
       SELECT 'p' || i, 1, CASE WHEN i % 10000 = 0 THEN 'sold' ELSE 'available' END FROM generate_series(1, 100000) i`);
     await client.query('ANALYZE pets');
@@ -71,7 +59,7 @@ describe('postgres store', { skip }, () => {
   });
 
   test('creates of one turn go in one batch: each caller gets its own pet, ids in the order asked', async (t) => {
-    const { store, client } = await storeWithClient(t);
+    const { store, client } = await postgresStoreWithClient(t);
     const names = Array.from({ length: 120 }, (_, i) => `batch-${i}`);
     const pets = await Promise.all(
       names.map((name, i) => store.pets.create({ name, categoryId: i + 1, status: 'available' })),
@@ -131,7 +119,7 @@ describe('postgres store', { skip }, () => {
   });
 
   test('the change token is the current snapshot: unchanged without a commit, new after any commit', async (t) => {
-    const { store, client } = await storeWithClient(t);
+    const { store, client } = await postgresStoreWithClient(t);
     const before = await store.changeToken();
     await store.pets.list({ limit: 10 });
     assert.equal(await store.changeToken(), before, 'a read commits nothing');

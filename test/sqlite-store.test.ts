@@ -122,6 +122,29 @@ function lockableDatabase(t: TestContext, name: string, busyTimeoutMs: number) {
   return { db, holder };
 }
 
+test('sqlite: a later() write rides in the next batch, or commits alone within its time', async (t) => {
+  const path = join(tempDir(t), 'l.db');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE t (x INTEGER)');
+  t.after(() => db.close());
+  const insert = db.prepare('INSERT INTO t (x) VALUES (?)');
+  const writes = new GroupCommit(db);
+  let started = Date.now();
+  assert.equal(await writes.later(() => insert.run(1).changes, 50), 1);
+  const alone = Date.now() - started;
+  assert.ok(alone >= 45 && alone < 1000, `committed alone after ${alone} ms`);
+  started = Date.now();
+  const [riding] = await Promise.all([
+    writes.later(() => insert.run(2).changes, 10_000),
+    writes.run(() => insert.run(3).changes),
+  ]);
+  const rode = Date.now() - started;
+  assert.equal(riding, 1);
+  assert.ok(rode < 1000, `committed with the next batch after ${rode} ms, not 10 s on`);
+  assert.deepEqual(db.prepare('SELECT x FROM t ORDER BY x').pluck().all(), [1, 2, 3]);
+});
+
 test('sqlite: a write lock held by another process past the busy timeout is "unavailable" (503), not a bug', async (t) => {
   const { db, holder } = lockableDatabase(t, 'busy.db', 50);
   holder.exec('BEGIN IMMEDIATE');

@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { buildApp } from '../src/app.js';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { PER_ENDPOINT } from '../src/webhooks/dispatcher.js';
 import type { Lookup } from '../src/webhooks/target-policy.js';
 import { eachBackend, type Harness, type HarnessOptions, request, startHarness } from './helpers/harness.js';
 import { createPgCluster, pgClusterUnavailable, sparePort } from './helpers/pg-cluster.js';
@@ -204,16 +205,17 @@ function suite(backend: StoreBackend) {
     await register(h, hanging.url);
     await register(h, fast.url);
     const started = Date.now();
-    for (let i = 1; i <= 10; i++) {
+    const creates = PER_ENDPOINT + 4;
+    for (let i = 1; i <= creates; i++) {
       await h.createPets(1);
       const created = Date.now();
       await fast.until((got) => got.length === i, 1000);
       assert.ok((fast.received[i - 1]?.at ?? 0) - created < 1000);
     }
     t.diagnostic(
-      `10 deliveries to the fast endpoint in ${Date.now() - started} ms; ${hanging.received.length} hanging`,
+      `${creates} deliveries to the fast endpoint in ${Date.now() - started} ms; ${hanging.received.length} hanging`,
     );
-    assert.equal(hanging.received.length, 4, 'the hanging endpoint holds its own 4 slots, no more');
+    assert.equal(hanging.received.length, PER_ENDPOINT, 'the hanging endpoint holds its own slots, no more');
   });
 
   test('SSRF at attempt time: a name that now resolves to a private address is refused', async (t) => {
@@ -411,22 +413,23 @@ test('PostgreSQL away while delivering: deliveries wait and resume, none lost or
   const receiver = await startReceiver(t, () => ({ status: 200, delayMs: 1500 }));
   const endpoint = await request(url, 'POST', '/v1/webhooks', { key, body: { url: receiver.url } });
   assert.equal(endpoint.status, 201, endpoint.text);
-  for (let i = 0; i < 10; i++) {
+  const creates = PER_ENDPOINT + 4;
+  for (let i = 0; i < creates; i++) {
     assert.equal((await request(url, 'POST', '/v1/pets', { key, body: { name: `o${i}`, categoryId: 1 } })).status, 201);
   }
-  await receiver.until((got) => got.length === 4, 1000);
+  await receiver.until((got) => got.length === PER_ENDPOINT, 1000);
   cluster.crash();
   await sleep(3000);
-  assert.equal(receiver.received.length, 4, 'nothing new is sent while the database is away');
+  assert.equal(receiver.received.length, PER_ENDPOINT, 'nothing new is sent while the database is away');
   cluster.start();
-  await receiver.until((got) => got.length >= 10, 20_000);
+  await receiver.until((got) => got.length >= creates, 20_000);
   await sleep(2500);
-  assert.equal(new Set(receiver.ids()).size, 10, 'every event arrived');
-  assert.equal(receiver.received.length, 10, 'none twice: the attempts in flight were recorded once it was back');
+  assert.equal(new Set(receiver.ids()).size, creates, 'every event arrived');
+  assert.equal(receiver.received.length, creates, 'none twice: the attempts in flight were recorded once it was back');
   const log = await request(url, 'GET', `/v1/webhooks/${endpoint.json.id}/deliveries?limit=100`, { key });
   assert.deepEqual(
     log.json.map((entry: { status: string; attempt: number }) => `${entry.status}/${entry.attempt}`),
-    Array(10).fill('succeeded/1'),
+    Array(creates).fill('succeeded/1'),
   );
 });
 

@@ -2,36 +2,39 @@ import type { DueDelivery } from './delivery-store.js';
 import { type EventRow, eventFromRow } from './event-rows.js';
 import type { ToDate } from './rows.js';
 
-/**
- * Due deliveries a claim looks at, oldest due first: bounds the work of one claim when a backlog waits
- * (an endpoint at its in-flight limit is skipped before this bound, so its backlog hides no other's).
- */
-export const CLAIM_SCAN = 500;
-
-/** SQL fragments in a backend's syntax: parameters, the in-flight count of `d.endpoint_id`, `w.enabled`. */
+/** SQL fragments in a backend's syntax: the endpoint, the time and the most rows to take. */
 export interface DueSql {
+  readonly endpoint: string;
   readonly now: string;
-  readonly perEndpoint: string;
-  readonly inFlight: string;
-  readonly enabled: string;
+  readonly limit: string;
 }
 
 /**
- * The deliveries a claim may take, one definition for both backends: due, pending, unclaimed (or their
- * claim ran out), to an enabled endpoint below its in-flight bound; each with its `slot`, its rank among
- * its endpoint's after what is in flight (a claim takes slot <= perEndpoint).
+ * One endpoint's deliveries a claim may take, oldest due first: pending, due, unclaimed (or their claim ran
+ * out). Walks webhook_deliveries_due from the endpoint's oldest due, so it reads what it returns plus the
+ * endpoint's deliveries claimed right now (in flight: a few), never its whole backlog.
  */
-export function dueDeliveries(sql: DueSql): string {
-  return `SELECT d.id, d.next_attempt_at,
-      row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) + ${sql.inFlight} AS slot
-    FROM (
-      SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
-      JOIN webhook_endpoints w ON w.id = d.endpoint_id
-      WHERE d.status = 'pending' AND d.next_attempt_at <= ${sql.now}
-        AND (d.claimed_until IS NULL OR d.claimed_until < ${sql.now})
-        AND ${sql.enabled} AND ${sql.inFlight} < ${sql.perEndpoint}
-      ORDER BY d.next_attempt_at LIMIT ${CLAIM_SCAN}
-    ) d`;
+export function dueOfEndpoint(sql: DueSql): string {
+  return `SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+    WHERE d.endpoint_id = ${sql.endpoint} AND d.status = 'pending' AND d.next_attempt_at <= ${sql.now}
+      AND (d.claimed_until IS NULL OR d.claimed_until < ${sql.now})
+    ORDER BY d.next_attempt_at, d.id LIMIT ${sql.limit}`;
+}
+
+/**
+ * Pending deliveries to enabled endpoints, and the time of the oldest one's event, through
+ * webhook_deliveries_endpoint per endpoint (the endpoints are few): a count of its pending entries, and
+ * each endpoint's first pending event by seq (the event order), not a join of every pending delivery to
+ * its event.
+ */
+export function deliveryStatsQuery(enabled: string): string {
+  return `SELECT CAST(coalesce(sum(p.pending), 0) AS INTEGER) AS pending, min(e.at) AS oldest FROM (
+      SELECT
+        (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending') AS pending,
+        (SELECT d.event_seq FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending'
+          ORDER BY d.event_seq LIMIT 1) AS oldest_seq
+      FROM webhook_endpoints w WHERE ${enabled}
+    ) p LEFT JOIN events e ON e.seq = p.oldest_seq`;
 }
 
 /** A claimed delivery's row: the delivery, its endpoint and its event (in the events table's columns). */
@@ -53,5 +56,5 @@ export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate
   };
 }
 
-/** The in-flight counts as a JSON object by endpoint id, which both backends' SQL reads per row. */
+/** The in-flight counts as a JSON object by endpoint id, which SQL reads once per endpoint. */
 export const inFlightJson = (inFlight: ReadonlyMap<number, number>) => JSON.stringify(Object.fromEntries(inFlight));

@@ -1,10 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { guardedLookup, RefusedAddressError, refusedAddress } from './guarded-lookup.js';
+import { RefusedAddressError, refusedAddress } from './guarded-lookup.js';
 import type { TargetPolicy } from './target-policy.js';
 
-/** Of a response body, only this much is read (for the error text); the connection is then closed. */
+/** Of a response body, only this much is read (for the error text); a longer one's connection is closed. */
 const BODY_READ_BYTES = 4096;
 /** The longest response excerpt or redirect target kept in an attempt's error text. */
 const EXCERPT_CHARS = 200;
@@ -21,6 +21,8 @@ export interface SendOptions {
   readonly timeoutMs: number;
   /** Aborts the attempt (the dispatcher stops); its result is then not recorded. */
   readonly signal: AbortSignal;
+  /** The keep-alive agent of the endpoint, for its URL (see EndpointAgents). */
+  readonly agent: (url: URL) => http.Agent;
 }
 
 /** How one attempt went: a 2xx, or a status and/or the reason it failed, in a few words. */
@@ -70,30 +72,32 @@ function refusedUrl(url: URL, policy: TargetPolicy): string | undefined {
   return isIP(host) === 0 ? undefined : refusedAddress(host, policy)?.message;
 }
 
+/** How a reused connection the peer closed shows: then nothing reached it, and another connection is tried. */
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/** What one exchange came to: a result, or a reused connection the peer had closed before it answered. */
+type Exchange = SendResult | 'stale connection';
+
 /**
- * One attempt: a POST over node:http(s) on a connection of its own (so every attempt resolves and checks
- * the address anew), with no redirects followed, a time-out for the whole of it, and at most a few KB of
- * the answer read. Never throws: every outcome is a SendResult.
+ * One request over the endpoint's agent. A reused keep-alive connection that fails before any answer was
+ * closed by the peer as it was reused (its idle time-out): the caller tries again on another connection.
  */
-export function sendWebhook(request: WebhookRequest, options: SendOptions): Promise<SendResult> {
-  const url = new URL(request.url);
-  const refusal = refusedUrl(url, options.policy);
-  if (refusal !== undefined) return Promise.resolve(failure(refusal));
+function exchange(
+  url: URL,
+  request: WebhookRequest,
+  agent: http.Agent,
+  abort: AbortSignal,
+  failed: (error: NodeJS.ErrnoException) => SendResult,
+): Promise<Exchange> {
   const client = url.protocol === 'https:' ? https : http;
-  // One controller per attempt, aborted by its time-out or by the dispatcher's stop, and let go of after.
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), options.timeoutMs);
-  const stop = () => abort.abort();
-  options.signal.addEventListener('abort', stop, { once: true });
-  if (options.signal.aborted) stop();
   return new Promise((resolve) => {
     let settled = false;
-    const settle = (result: SendResult) => {
+    let answeredAtAll = false;
+    // `keep`: the whole answer was read, so the connection goes back to the agent for the next attempt.
+    const settle = (result: Exchange, keep = false) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      options.signal.removeEventListener('abort', stop);
-      req.destroy();
+      if (!keep) req.destroy();
       resolve(result);
     };
     const req = client.request(
@@ -101,11 +105,11 @@ export function sendWebhook(request: WebhookRequest, options: SendOptions): Prom
       {
         method: 'POST',
         headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) },
-        agent: false,
-        lookup: guardedLookup(options.policy),
-        signal: abort.signal,
+        agent,
+        signal: abort,
       },
       (response) => {
+        answeredAtAll = true;
         const status = response.statusCode ?? 0;
         const chunks: Buffer[] = [];
         let read = 0;
@@ -116,15 +120,47 @@ export function sendWebhook(request: WebhookRequest, options: SendOptions): Prom
           if (read >= BODY_READ_BYTES) settle(done());
         });
         // The status decides; a body cut short (by the time-out, or the peer) only shortens the excerpt.
-        response.on('end', () => settle(done()));
+        response.on('end', () => settle(done(), true));
         response.on('close', () => settle(done()));
         response.on('error', () => settle(done()));
       },
     );
     req.on('error', (error: NodeJS.ErrnoException) => {
-      const timedOut = abort.signal.aborted && !options.signal.aborted;
-      settle(failure(timedOut ? `no answer within ${options.timeoutMs} ms` : describe(error, url.hostname)));
+      const stale = req.reusedSocket && !answeredAtAll && !abort.aborted;
+      settle(stale && STALE_CODES.has(error.code ?? '') ? 'stale connection' : failed(error));
     });
     req.end(request.body);
   });
+}
+
+/**
+ * One attempt: a POST over node:http(s) through the endpoint's keep-alive agent, whose every new connection
+ * resolves through the guarded lookup (a reused one goes to an address already checked), with no redirects
+ * followed, a time-out for the whole of it, and at most a few KB of the answer read. Never throws: every
+ * outcome is a SendResult.
+ */
+export async function sendWebhook(request: WebhookRequest, options: SendOptions): Promise<SendResult> {
+  const url = new URL(request.url);
+  const refusal = refusedUrl(url, options.policy);
+  if (refusal !== undefined) return failure(refusal);
+  // One controller per attempt, aborted by its time-out or by the dispatcher's stop, and let go of after.
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), options.timeoutMs);
+  const stop = () => abort.abort();
+  options.signal.addEventListener('abort', stop, { once: true });
+  if (options.signal.aborted) stop();
+  const agent = options.agent(url);
+  const failed = (error: NodeJS.ErrnoException) => {
+    const timedOut = abort.signal.aborted && !options.signal.aborted;
+    return failure(timedOut ? `no answer within ${options.timeoutMs} ms` : describe(error, url.hostname));
+  };
+  try {
+    for (;;) {
+      const result = await exchange(url, request, agent, abort.signal, failed);
+      if (result !== 'stale connection') return result;
+    }
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener('abort', stop);
+  }
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createSchema, postgresUnreachable } from '../../dev/postgres-admin.js';
@@ -69,6 +70,18 @@ export function createPostgresSchema(): Promise<{ url: string; drop(): Promise<v
 
 export function postgresConfig(url: string): PostgresDatabaseConfig {
   return { kind: 'postgres', url, poolSize: 5, connectTimeoutMs: 3000, queryTimeoutMs: 5000 };
+}
+
+/** A PostgreSQL store on a fresh schema, and a plain client on the same schema to look underneath it. */
+export async function postgresStoreWithClient(t: TestContext): Promise<{ store: PostgresStore; client: pg.Client }> {
+  const schema = await createPostgresSchema();
+  t.after(() => schema.drop());
+  const store = await PostgresStore.open(postgresConfig(schema.url));
+  t.after(() => store.close());
+  const client = new pg.Client({ connectionString: schema.url });
+  await client.connect();
+  t.after(() => client.end());
+  return { store, client };
 }
 
 const postgresSkip = await postgresUnreachable(POSTGRES_URL);

@@ -1,31 +1,39 @@
-import { type DueDeliveryRow, dueDeliveries, dueFromRow, inFlightJson } from '../delivery-rows.js';
+import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint, inFlightJson } from '../delivery-rows.js';
 import type { AttemptOutcome, ClaimQuery, DeliveryStats, DeliveryStore, DueDelivery } from '../delivery-store.js';
 import { asDate } from '../rows.js';
+import { DeliveryFinishBatch } from './delivery-finish-batch.js';
 import type { Database } from './postgres-db.js';
 
-/** Still claimable: checked again on the row's newest version once it is locked (READ COMMITTED re-check). */
-const CLAIMABLE = `d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < $1)`;
-const DUE = dueDeliveries({
-  now: '$1',
-  perEndpoint: '$4',
-  inFlight: 'coalesce(($3::jsonb ->> d.endpoint_id::text)::int, 0)',
-  enabled: 'w.enabled',
-});
+const DUE = dueOfEndpoint({ endpoint: 's.id', now: '$1', limit: 's.free' });
 
 /**
- * One statement claims the due deliveries (see dueDeliveries); rows another instance is claiming right now
- * are skipped (SKIP LOCKED), never waited for.
+ * For the claim only: a sort costs more than any plan, so each endpoint's due deliveries are read in the
+ * index's order and the read stops at its limit. Without it, the planner picks a bitmap scan of the whole
+ * backlog and a sort whenever its statistics say few deliveries are pending (a fresh table, or statistics
+ * from before a backlog built up): measured, every claim then read all of them. No JIT: the sort that
+ * remains (of the few taken) now counts as costly, and compiling for it took 500 ms.
  */
-const QUERIES = {
-  claim: `WITH due AS (${DUE}),
-    picked AS (
-      SELECT d.id FROM webhook_deliveries d JOIN due ON due.id = d.id
-      WHERE due.slot <= $4 AND ${CLAIMABLE}
-      ORDER BY due.next_attempt_at, d.id LIMIT $5
-      FOR UPDATE OF d SKIP LOCKED
+export const IN_INDEX_ORDER = ['enable_sort = off', 'jit = off'];
+
+/** The statements, exported so a test can check their plans. */
+export const DELIVERY_QUERIES = {
+  /**
+   * One statement claims: for each enabled endpoint, its free slots (perEndpoint $4 − in flight $3, at most
+   * the limit $5) of its oldest due deliveries, locked as they are read; rows another instance is claiming
+   * right now are skipped (SKIP LOCKED), never waited for, and a row changed since the snapshot is checked
+   * again on its newest version once locked. Of those, the $5 oldest due are claimed until $2.
+   */
+  claim: `WITH slots AS (
+      SELECT w.id, least($5::int, $4::int - coalesce(($3::jsonb ->> w.id::text)::int, 0)) AS free
+      FROM webhook_endpoints w WHERE w.enabled
+    ),
+    due AS (
+      SELECT d.id, d.next_attempt_at FROM slots s CROSS JOIN LATERAL (${DUE} FOR UPDATE OF d SKIP LOCKED) d
+      WHERE s.free > 0
     ),
     claimed AS (
-      UPDATE webhook_deliveries d SET claimed_until = $2 FROM picked WHERE d.id = picked.id
+      UPDATE webhook_deliveries d SET claimed_until = $2
+      FROM (SELECT id FROM due ORDER BY next_attempt_at, id LIMIT $5) picked WHERE d.id = picked.id
       RETURNING d.id, d.attempts, d.endpoint_id, d.event_seq
     )
     SELECT c.id AS delivery_id, c.attempts, c.endpoint_id, w.url, w.secret,
@@ -39,36 +47,40 @@ const QUERIES = {
     INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
       error, attempted_at, next_attempt_at)
     SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5 FROM moved`,
-  stats: `SELECT count(*)::int AS pending, min(e.at) AS oldest FROM webhook_deliveries d
-    JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.enabled
-    JOIN events e ON e.seq = d.event_seq
-    WHERE d.status = 'pending'`,
+  stats: deliveryStatsQuery('w.enabled'),
 };
 
 /** Deliveries on PostgreSQL: any number of instances claim from one table without sending one twice. */
 export class PostgresDeliveryStore implements DeliveryStore {
   readonly #db: Database;
+  readonly #finishes: DeliveryFinishBatch;
 
   constructor(db: Database) {
     this.#db = db;
+    this.#finishes = new DeliveryFinishBatch(db, (outcome) => this.#finishOne(outcome));
   }
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
     if (query.limit <= 0) return [];
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
-    const rows = await this.#db.rows<DueDeliveryRow<Date>>('deliveries-claim', QUERIES.claim, [
-      query.now,
-      claimedUntil,
-      inFlightJson(query.inFlight),
-      query.perEndpoint,
-      query.limit,
-    ]);
+    const values = [query.now, claimedUntil, inFlightJson(query.inFlight), query.perEndpoint, query.limit];
+    const rows = await this.#db.transaction(
+      async (client) =>
+        (await client.query<DueDeliveryRow<Date>>({ name: 'deliveries-claim', text: DELIVERY_QUERIES.claim, values }))
+          .rows,
+      { settings: IN_INDEX_ORDER },
+    );
     return rows.map((row) => dueFromRow(row, claimedUntil, asDate));
   }
 
-  async finish(outcome: AttemptOutcome): Promise<boolean> {
+  /** Outcomes that arrive together are recorded in one statement and one commit (DeliveryFinishBatch). */
+  finish(outcome: AttemptOutcome): Promise<boolean> {
+    return this.#finishes.finish(outcome);
+  }
+
+  async #finishOne(outcome: AttemptOutcome): Promise<boolean> {
     const { delivery } = outcome;
-    const logged = await this.#db.count('deliveries-finish', QUERIES.finish, [
+    const logged = await this.#db.count('deliveries-finish', DELIVERY_QUERIES.finish, [
       delivery.id,
       delivery.claimedUntil,
       outcome.status,
@@ -83,7 +95,11 @@ export class PostgresDeliveryStore implements DeliveryStore {
   }
 
   async stats(now: Date): Promise<DeliveryStats> {
-    const [row] = await this.#db.rows<{ pending: number; oldest: Date | null }>('deliveries-stats', QUERIES.stats, []);
+    const [row] = await this.#db.rows<{ pending: number; oldest: Date | null }>(
+      'deliveries-stats',
+      DELIVERY_QUERIES.stats,
+      [],
+    );
     const oldest = row?.oldest ?? null;
     const oldestPendingSeconds = oldest === null ? 0 : Math.max(0, (now.getTime() - oldest.getTime()) / 1000);
     return { pending: row?.pending ?? 0, oldestPendingSeconds };

@@ -99,8 +99,13 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     claimed_until   TIMESTAMPTZ,
     UNIQUE (event_seq, endpoint_id)
   );
-  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
-  CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id);
+  -- A claim probes each endpoint's pending deliveries in due order, reading only what it takes (plus what is
+  -- in flight), however long a backlog waits. By endpoint and status: an endpoint's oldest pending event
+  -- (the first by seq) for the metrics, and its rows when it is deleted. Every index here is paid for by
+  -- every create with a subscribed endpoint: measured, each costs it a few microseconds.
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at, id)
+    WHERE status = 'pending';
+  CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, status, event_seq);
 
   -- The deliveries log: one row per attempt.
   CREATE TABLE webhook_attempts (

@@ -39,6 +39,8 @@ export class GroupCommit {
   #queue: Job[] = [];
   /** A flush is due (next turn, or after a failed try for the lock). */
   #scheduled = false;
+  /** The flush at the latest for writes queued by later() while no other was due. */
+  #deferred: NodeJS.Timeout | undefined;
   #tries = 0;
 
   constructor(db: Database.Database, options: { lockWaitMs?: number } = {}) {
@@ -62,6 +64,22 @@ export class GroupCommit {
       this.#scheduled = true;
       // setImmediate: after the requests that arrived in this turn have queued their writes.
       setImmediate(() => this.#flush());
+    });
+  }
+
+  /**
+   * Runs `work` in the next batch that commits anyway, or at the latest `withinMs` from now: for writes
+   * that nobody answers on, which then add no commit (no fsync) of their own while other writes go on.
+   */
+  later<T>(work: () => T, withinMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const deadline = Date.now() + this.#lockWaitMs;
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, deadline });
+      if (this.#scheduled || this.#deferred !== undefined) return;
+      this.#deferred = setTimeout(() => {
+        this.#deferred = undefined;
+        if (!this.#scheduled && this.#queue.length > 0) this.#flush();
+      }, withinMs);
     });
   }
 
@@ -94,6 +112,8 @@ export class GroupCommit {
 
   #flush(): void {
     this.#scheduled = false;
+    clearTimeout(this.#deferred);
+    this.#deferred = undefined;
     if (!this.#lock()) return;
     const jobs = this.#queue;
     this.#queue = [];
