@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { eventId, toEvent } from '../api/representations.js';
@@ -17,8 +18,9 @@ const POLL_MS = 500;
 export const PER_ENDPOINT = 16;
 const IN_FLIGHT = 64;
 /**
- * After a claim, the next waits this long: under load every write and every answer wakes the dispatcher,
- * and one claim then fills every slot freed meanwhile. A wake after a quiet spell claims at once.
+ * After a claim that took nothing (nothing due, or every endpoint with work at its bound), the next waits
+ * this long: under load every write and every answer wakes the dispatcher, and one claim then serves all
+ * those wakes. After a claim that took deliveries, a wake claims at once: work is known to be due.
  */
 const CLAIM_GAP_MS = 5;
 /** A claim outlives its attempt's time-out by this much, so only a dead instance's claims expire. */
@@ -66,6 +68,8 @@ export class Dispatcher {
     this.#options = options;
     this.#leaseMs = options.timeoutMs + LEASE_MARGIN_MS;
     this.#agents = new EndpointAgents(options.policy, PER_ENDPOINT);
+    // Each attempt in flight listens for the stop (Node warns past 10 listeners).
+    setMaxListeners(IN_FLIGHT, this.#abandon.signal);
   }
 
   start(): void {
@@ -74,23 +78,28 @@ export class Dispatcher {
     this.wake();
   }
 
-  /** Looks for due deliveries now, or after the claim under way and its gap (one claim for all wakes meanwhile). */
+  /** Looks for due deliveries now, or after the claim under way (and its gap): one claim for all wakes meanwhile. */
   wake(): void {
     if (this.#stopping) return;
     if (this.#claiming !== undefined || this.#gap !== undefined) {
       this.#claimAgain = true;
       return;
     }
-    this.#claiming = this.#claim().finally(() => {
+    const claimed = this.#claim().catch((error: unknown) => {
+      this.#options.log.error({ err: error }, 'claiming webhook deliveries failed unexpectedly');
+      return 0;
+    });
+    this.#claiming = claimed.then((took) => {
       this.#claiming = undefined;
       if (this.#stopping) return;
-      this.#gap = setTimeout(() => {
+      const again = () => {
         this.#gap = undefined;
-        if (this.#claimAgain) {
-          this.#claimAgain = false;
-          this.wake();
-        }
-      }, CLAIM_GAP_MS);
+        if (!this.#claimAgain) return;
+        this.#claimAgain = false;
+        this.wake();
+      };
+      if (took > 0) again();
+      else this.#gap = setTimeout(again, CLAIM_GAP_MS);
     });
   }
 
@@ -106,9 +115,10 @@ export class Dispatcher {
     this.#agents.destroy();
   }
 
-  async #claim(): Promise<void> {
+  /** Claims what is due and begins it; resolves with how many it took. */
+  async #claim(): Promise<number> {
     const limit = IN_FLIGHT - this.#attempts.size;
-    if (limit <= 0) return;
+    if (limit <= 0) return 0;
     let due: DueDelivery[];
     try {
       due = await this.#options.deliveries.claim({
@@ -122,13 +132,14 @@ export class Dispatcher {
       if (!this.#claimsFailing)
         this.#options.log.warn({ err: error }, 'claiming webhook deliveries failed; will retry');
       this.#claimsFailing = true;
-      return;
+      return 0;
     }
     if (this.#claimsFailing) this.#options.log.info('claiming webhook deliveries works again');
     this.#claimsFailing = false;
     // Claimed during a stop: left to their lease, as if this process had died.
-    if (this.#stopping) return;
+    if (this.#stopping) return 0;
     for (const delivery of due) this.#begin(delivery);
+    return due.length;
   }
 
   #begin(delivery: DueDelivery): void {
