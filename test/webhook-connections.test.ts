@@ -13,7 +13,8 @@ import { startReceiver } from './helpers/webhook-receiver.js';
  * store does not matter here: SQLite only.
  */
 
-const sqlite = BACKENDS.find((backend) => backend.name === 'sqlite') ?? BACKENDS[0];
+const sqlite = BACKENDS.find((backend) => backend.name === 'sqlite');
+if (sqlite === undefined) throw new Error('the SQLite backend is missing');
 const OPTIONS = {
   webhooks: { allowPrivateUrls: true },
   webhookDelivery: { timeoutMs: 1000, retrySchedule: [60_000] },
