@@ -14,6 +14,7 @@ import {
 } from '../src/client/retry.js';
 import { MemoryRateLimiter } from '../src/rate-limit/memory-rate-limiter.js';
 import { eachBackend, type Harness, startHarness } from './helpers/harness.js';
+import { settledFeed } from './helpers/settled-feed.js';
 
 function clientFor(h: Harness, options: Partial<PetstoreClientOptions> = {}): PetstoreClient {
   return new PetstoreClient({ baseUrl: h.url, apiKey: h.keys.all, ...options });
@@ -95,6 +96,7 @@ eachBackend((backend) => {
       const h = await startHarness(t, backend);
       const client = clientFor(h);
       const created = await h.createPets(130);
+      await settledFeed((path) => h.call('GET', path), 130);
       const all = await collect(client.events());
       assert.deepEqual(
         all.map((event) => (event.type === 'pet.created' ? event.data.id : 0)),
@@ -106,6 +108,7 @@ eachBackend((backend) => {
       const rest = await collect(client.events({ cursor: first.nextCursor }));
       assert.deepEqual(rest, all.slice(5));
       await client.placeOrder({ petId: (created[0] as Pet).id });
+      await settledFeed((path) => h.call('GET', path), 132);
       assert.deepEqual(
         (await collect(client.events({ type: 'order.placed' }))).map((event) => event.type),
         ['order.placed'],

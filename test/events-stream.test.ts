@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { issueApiKey } from '../src/services/api-keys.js';
 import { type CallResult, eachBackend, expectError, type Harness, startHarness } from './helpers/harness.js';
+import { settledFeed } from './helpers/settled-feed.js';
 import { isStream, openStream, type SseStream } from './helpers/sse-client.js';
 import type { StoreBackend } from './helpers/stores.js';
 
@@ -132,6 +133,7 @@ eachBackend((backend) => {
     test('cursor and Last-Event-ID resume exactly after their event; each id is a feed cursor', async (t) => {
       const h = await startHarness(t, backend);
       await h.createPets(2);
+      await settledFeed((path) => h.call('GET', path), 2);
       const afterTwo = nextCursor(await h.call('GET', '/v1/events?limit=2'));
       await h.createPets(3, (i) => ({ name: `later-${i}`, categoryId: 1 }));
       const fromCursor = await open(t, h, `/v1/events?cursor=${encodeURIComponent(afterTwo)}`);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { eachBackend, expectError, type Harness, startHarness } from './helpers/harness.js';
+import { settledFeed } from './helpers/settled-feed.js';
 
 /** The cursor of a response's `Link: rel="next"`, which the feed always sends. */
 function nextCursor(result: { headers: Headers }): string {
@@ -11,6 +12,9 @@ function nextCursor(result: { headers: Headers }): string {
   assert.ok(cursor);
   return cursor;
 }
+
+/** The harness's GET, for settledFeed. */
+const get = (h: Harness) => (path: string) => h.call('GET', path);
 
 async function feed(h: Harness, query = ''): Promise<any[]> {
   const result = await h.call('GET', `/v1/events${query}`);
@@ -54,6 +58,7 @@ eachBackend((backend) => {
         .json;
       const pet = (id: number) => h.call('GET', `/v1/pets/${id}`).then((r) => r.json);
 
+      await settledFeed(get(h), 12);
       const { events } = await readAll(h, 100, start);
       const shape = events.map((event) => [event.type, event.data, event.previousStatus]);
       assert.deepEqual(shape, [
@@ -91,7 +96,7 @@ eachBackend((backend) => {
     test('refused and replayed writes record nothing', async (t) => {
       const h = await startHarness(t, backend);
       const sold = (await h.call('POST', '/v1/pets', { body: { name: 'Old', categoryId: 1, status: 'sold' } })).json;
-      const before = await feed(h, '?limit=100');
+      const before = await settledFeed(get(h), 1);
       expectError(await h.call('POST', '/v1/store/orders', { body: { petId: sold.id } }), 409, 'conflict');
       expectError(await h.call('POST', '/v1/store/orders', { body: { petId: 999999 } }), 404, 'not_found');
       expectError(await h.call('POST', '/v1/pets', { body: { name: '', categoryId: 1 } }), 400, 'invalid_request');
@@ -105,7 +110,7 @@ eachBackend((backend) => {
         409,
         'conflict',
       );
-      const after = await feed(h, '?limit=100');
+      const after = await settledFeed(get(h), before.length + 3);
       assert.deepEqual(
         after.slice(before.length).map((event) => event.type),
         ['pet.created', 'order.placed', 'pet.status_changed'],
@@ -115,6 +120,7 @@ eachBackend((backend) => {
     test('pages never skip or repeat, and the Link always continues where the page ended', async (t) => {
       const h = await startHarness(t, backend);
       await h.createPets(7);
+      await settledFeed(get(h), 7);
       const { events, cursor } = await readAll(h, 3);
       assert.deepEqual(
         events.map((event) => event.data.name),
@@ -125,6 +131,7 @@ eachBackend((backend) => {
       assert.deepEqual(idle.json, []);
       assert.equal(nextCursor(idle), cursor);
       await h.createPets(2, (i) => ({ name: `late-${i}`, categoryId: 1 }));
+      await settledFeed(get(h), 9);
       const later = await feed(h, `?limit=3&cursor=${encodeURIComponent(cursor)}`);
       assert.deepEqual(
         later.map((event) => event.data.name),
@@ -136,6 +143,7 @@ eachBackend((backend) => {
       const h = await startHarness(t, backend);
       const [pet] = await h.createPets(3);
       await h.call('POST', '/v1/store/orders', { body: { petId: pet.id } });
+      await settledFeed(get(h), 5);
       const placed = await readAll(h, 1, undefined, 'order.placed');
       assert.deepEqual(
         placed.events.map((event) => event.type),
@@ -192,6 +200,7 @@ eachBackend((backend) => {
       const h = await startHarness(t, backend);
       const start = nextCursor(await h.call('GET', '/v1/events'));
       await h.createPets(3);
+      await settledFeed(get(h), 3);
       const { cursor: end } = await readAll(h, 100);
       assert.equal(await h.store.events.purge(new Date(Date.now() + 60_000)), 3);
       const message = expectError(await h.call('GET', `/v1/events?cursor=${encodeURIComponent(start)}`), 410, 'gone');
@@ -200,6 +209,7 @@ eachBackend((backend) => {
       assert.deepEqual(await feed(h, `?cursor=${encodeURIComponent(end)}`), []);
       assert.deepEqual(await feed(h), []);
       await h.createPets(1);
+      await settledFeed(get(h), 1);
       assert.equal((await feed(h, `?cursor=${encodeURIComponent(end)}`)).length, 1);
       assert.equal(await h.store.events.purge(new Date(Date.now() - 60_000)), 0, 'newer events stay');
     });
@@ -234,7 +244,7 @@ eachBackend((backend) => {
       })();
       await written;
       await reader;
-      const all = (await readAll(h, 100)).events;
+      const all = await settledFeed(get(h), 2 * (60 + 6 * 3));
       assert.equal(all.length, 2 * (60 + 6 * 3));
       assert.deepEqual(
         seen.map((event) => event.id),

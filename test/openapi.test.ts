@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { type CallResult, eachBackend, expectError, type Harness, startHarness } from './helpers/harness.js';
+import { settledFeed } from './helpers/settled-feed.js';
 
 /** The `$id` under which the whole fetched document is loaded into Ajv, so its local `$ref`s resolve. */
 const DOCUMENT_ID = 'https://petstore.test/openapi.json';
@@ -393,6 +394,7 @@ eachBackend((backend) => {
       const pet = (await h.call('POST', '/v1/pets', { body: { name: 'Rex', categoryId: 1 } })).json;
       const order = (await h.call('POST', '/v1/store/orders', { body: { petId: pet.id } })).json;
       await h.call('PATCH', `/v1/store/orders/${order.id}`, { body: { status: 'cancelled' } });
+      await settledFeed((path) => h.call('GET', path), 5);
       const feed = await h.call('GET', '/v1/events');
       assertMatches(v, feed, 'listEvents', 200);
       assert.equal(feed.json.length, 5);

@@ -7,6 +7,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { eachBackend, request } from './helpers/harness.js';
 import { cliEnv, createKey, freshDatabaseUrl, startServe } from './helpers/process.js';
+import { settledFeed } from './helpers/settled-feed.js';
 import { tempDir } from './helpers/temp-dir.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -110,7 +111,7 @@ eachBackend((backend) => {
       await new Promise((resolve) => setTimeout(resolve, 500));
 
       const pet = (await call('POST', '/v1/pets', { name: 'Rex', categoryId: 1 })).json;
-      const [event] = (await call('GET', '/v1/events?type=pet.created')).json;
+      const [event] = await settledFeed((path) => call('GET', path), 1, 'type=pet.created');
       assert.equal(event.data.id, pet.id);
       const line = `pet.created ${event.id} ${JSON.stringify(pet)}`;
       await until('the follower printing the event', () => follower.output().includes(`${event.timestamp} ${line}`));
