@@ -1,8 +1,9 @@
 import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint, inFlightJson } from '../delivery-rows.js';
 import type { AttemptOutcome, ClaimQuery, DeliveryStats, DeliveryStore, DueDelivery } from '../delivery-store.js';
 import { asDate } from '../rows.js';
-import { DeliveryFinishBatch } from './delivery-finish-batch.js';
+import { deliveryFinishBatch } from './delivery-finish-batch.js';
 import type { Database } from './postgres-db.js';
+import type { StatementBatch } from './statement-batch.js';
 
 const DUE = dueOfEndpoint({ endpoint: 's.id', now: '$1', limit: 's.free' });
 
@@ -53,11 +54,11 @@ export const DELIVERY_QUERIES = {
 /** Deliveries on PostgreSQL: any number of instances claim from one table without sending one twice. */
 export class PostgresDeliveryStore implements DeliveryStore {
   readonly #db: Database;
-  readonly #finishes: DeliveryFinishBatch;
+  readonly #finishes: StatementBatch<AttemptOutcome, boolean, Set<number>>;
 
   constructor(db: Database) {
     this.#db = db;
-    this.#finishes = new DeliveryFinishBatch(db, (outcome) => this.#finishOne(outcome));
+    this.#finishes = deliveryFinishBatch(db, (outcome) => this.#finishOne(outcome));
   }
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
@@ -73,9 +74,9 @@ export class PostgresDeliveryStore implements DeliveryStore {
     return rows.map((row) => dueFromRow(row, claimedUntil, asDate));
   }
 
-  /** Outcomes that arrive together are recorded in one statement and one commit (DeliveryFinishBatch). */
+  /** Outcomes that arrive together are recorded in one statement and one commit (deliveryFinishBatch). */
   finish(outcome: AttemptOutcome): Promise<boolean> {
-    return this.#finishes.finish(outcome);
+    return this.#finishes.run(outcome);
   }
 
   async #finishOne(outcome: AttemptOutcome): Promise<boolean> {

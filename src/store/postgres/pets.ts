@@ -5,8 +5,9 @@ import type { NewPetRecord, Once, OnceResult, PetRecord, PetStore } from '../sto
 import { lockKey } from './advisory-locks.js';
 import { pgOnce } from './idempotency.js';
 import { PET_CREATED_EVENTS } from './outbox.js';
-import { PetInsertBatch } from './pet-insert-batch.js';
+import { petInsertBatch } from './pet-insert-batch.js';
 import type { Database } from './postgres-db.js';
+import type { StatementBatch } from './statement-batch.js';
 import { PostgresTableReads } from './table-reads.js';
 
 /**
@@ -28,17 +29,17 @@ export const PET_QUERIES = {
 
 const insertValues = (pet: NewPetRecord) => [pet.name, pet.categoryId, pet.status];
 
-/** Pets on PostgreSQL: plain creates go in batches (PetInsertBatch), reads are PostgresTableReads'. */
+/** Pets on PostgreSQL: plain creates go in batches (petInsertBatch), reads are PostgresTableReads'. */
 export class PostgresPetStore extends PostgresTableReads<PetRow, PetRecord> implements PetStore {
-  readonly #batch: PetInsertBatch;
+  readonly #batch: StatementBatch<NewPetRecord, PetRecord, PetRow[]>;
 
   constructor(db: Database) {
     super(db, 'pets', PET_QUERIES, petFromRow);
-    this.#batch = new PetInsertBatch(db, (pet) => this.#insertOne(pet));
+    this.#batch = petInsertBatch(db, (pet) => this.#insertOne(pet));
   }
 
   create(pet: NewPetRecord): Promise<PetRecord> {
-    return this.#batch.insert(pet);
+    return this.#batch.run(pet);
   }
 
   async #insertOne(pet: NewPetRecord): Promise<PetRecord> {
