@@ -1,6 +1,7 @@
 /**
- * The typed client of the petstore API: `import { PetstoreClient } from 'petstore/client'`.
- * Its types are the service's own schemas; it needs nothing at run time but Node's fetch.
+ * The typed client of the petstore API: `import { PetstoreClient } from 'petstore/client'`, or from
+ * 'petstore-client' when packed alone (`npm run pack:client`). Its types are the service's own schemas; it needs
+ * nothing at run time but Node's fetch.
  */
 export type { ErrorBody } from '../schemas/error.js';
 export type {
