@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
@@ -289,6 +290,16 @@ async function writeLoops(url: string, key: string, ledger: Ledger, round: numbe
   return tally;
 }
 
+function emptyLedger(): Ledger {
+  return { sentPets: new Map(), sentOrders: new Map(), ackedPets: new Map(), ackedOrders: new Map(), pool: [] };
+}
+
+/** The worker processes of a `serve --workers N` primary. */
+function workerPids(server: ServeProcess): number[] {
+  const out = execFileSync('ps', ['-o', 'pid=', '--ppid', String(server.child.pid)], { encoding: 'utf8' });
+  return out.split('\n').filter(Boolean).map(Number);
+}
+
 /** What the SIGTERM test's clients saw. */
 interface StopTally {
   readonly created: Pet[];
@@ -308,13 +319,7 @@ eachBackend((backend) => {
       const env = cliEnv(await freshDatabaseUrl(t, backend));
       let server: ServeProcess = await startServe(t, env);
       const key = await createKey(env, 'crash');
-      const ledger: Ledger = {
-        sentPets: new Map(),
-        sentOrders: new Map(),
-        ackedPets: new Map(),
-        ackedOrders: new Map(),
-        pool: [],
-      };
+      const ledger = emptyLedger();
       for (let round = 1; round <= CRASH_ROUNDS; round++) {
         await seed(server.url, key, ledger, round);
         let stopped = false;
@@ -341,6 +346,55 @@ eachBackend((backend) => {
         assert.ok(tally.ackedPets + tally.ackedOrders > 0, 'some writes were acknowledged before the kill');
         assert.deepEqual(problems.slice(0, 20), [], `${problems.length} durability/consistency problems`);
         await spotCheck(server.url, key, ledger, orders);
+      }
+      assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
+    });
+
+    test('serve --workers 2, SIGKILL of a worker, then of the primary, mid-write: no acknowledged write lost', async (t) => {
+      const env = cliEnv(await freshDatabaseUrl(t, backend));
+      const key = await createKey(env, 'crash-workers');
+      const ledger = emptyLedger();
+      let server = await startServe(t, env, 20_000, ['--workers', '2']);
+      for (const [round, victim] of [
+        [1, 'worker'],
+        [2, 'primary'],
+      ] as const) {
+        await seed(server.url, key, ledger, round);
+        let stopped = false;
+        const loops = writeLoops(server.url, key, ledger, round, () => stopped);
+        const delay = randomBetween(300, 800);
+        await sleep(delay);
+        if (victim === 'worker') {
+          // Killed maybe in its turn to write, or mid-commit: the other worker must go on writing.
+          process.kill(workerPids(server)[0] as number, 'SIGKILL');
+          await sleep(500);
+        } else {
+          // Its workers exit as soon as their channel to it closes.
+          server.child.kill('SIGKILL');
+          assert.deepEqual(await server.exit, { code: null, signal: 'SIGKILL' });
+        }
+        stopped = true;
+        const tally = await loops;
+        if (victim === 'primary') server = await startServe(t, env, 20_000, ['--workers', '2']);
+        const after = await request(server.url, 'POST', '/v1/pets', {
+          key,
+          body: { name: `after-kill-${round}`, categoryId: 1 },
+        });
+        assert.equal(after.status, 201, `a create after the ${victim} was killed: ${after.text}`);
+        ledger.sentPets.set(`after-kill-${round}`, { name: `after-kill-${round}`, categoryId: 1, status: 'available' });
+        ledger.ackedPets.set(after.json.id, after.json);
+        const problems = audit(
+          ledger,
+          await everything<Pet>(server.url, key, '/v1/pets'),
+          await everything<Order>(server.url, key, '/v1/store/orders'),
+        );
+        t.diagnostic(
+          `round ${round}: ${victim} killed after ${delay} ms; acknowledged ${tally.ackedPets} creates + ` +
+            `${tally.ackedOrders} orders; no answer ${tally.noAnswer}, cut mid-body ${tally.cut}`,
+        );
+        assert.deepEqual(tally.unexpected, [], 'every answer was a 201 matching the request');
+        assert.ok(tally.ackedPets + tally.ackedOrders > 0, 'some writes were acknowledged');
+        assert.deepEqual(problems.slice(0, 20), [], `${problems.length} durability/consistency problems`);
       }
       assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
     });

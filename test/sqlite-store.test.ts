@@ -8,6 +8,7 @@ import { GroupCommit } from '../src/store/sqlite/group-commit.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { PET_QUERIES } from '../src/store/sqlite/pets.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { WriteTurns } from '../src/store/sqlite/write-turns.js';
 import { StoreUnavailableError } from '../src/store/store.js';
 import { tempDir } from './helpers/temp-dir.js';
 
@@ -175,6 +176,38 @@ test("sqlite: writes waiting for another connection's write lock leave the event
   assert.deepEqual(await Promise.all([first, second]), [1, 1]);
   assert.ok(worstLateMs < 50, `a timer fired ${worstLateMs.toFixed(1)} ms late`);
   assert.deepEqual(db.prepare('SELECT x FROM t ORDER BY x').pluck().all(), [1, 2]);
+});
+
+test('sqlite: with write turns, a batch waits for its turn, takes what queued meanwhile, and gives the turn back', async (t) => {
+  const { db } = lockableDatabase(t, 'turns.db', 5);
+  const calls: string[] = [];
+  let grant: (() => void) | undefined;
+  const turns: WriteTurns = {
+    request(granted) {
+      calls.push('request');
+      grant = granted;
+    },
+    release() {
+      calls.push(`release after ${db.prepare('SELECT count(*) FROM t').pluck().get()} rows`);
+    },
+  };
+  const writes = new GroupCommit(db, { turns });
+  const insert = db.prepare('INSERT INTO t (x) VALUES (?)');
+  const first = writes.run(() => insert.run(1).changes);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const second = writes.run(() => insert.run(2).changes);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(calls, ['request'], 'one request, however many writes wait');
+  assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 0, 'nothing written before the turn');
+  grant?.();
+  assert.deepEqual(await Promise.all([first, second]), [1, 1]);
+  assert.deepEqual(calls, ['request', 'release after 2 rows'], 'one batch, the turn given back once committed');
+  const third = writes.run(() => insert.run(3).changes);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(calls.slice(2), ['request'], 'the next batch asks again');
+  grant?.();
+  assert.equal(await third, 1);
+  assert.deepEqual(calls.slice(2), ['request', 'release after 3 rows']);
 });
 
 test('sqlite: the change token moves with every commit, by this store, another process or after a WAL restart, and only then', async (t) => {

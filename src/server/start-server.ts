@@ -11,6 +11,7 @@ import { announceFirstKey } from './first-key.js';
 import { loggerOptions, stdoutDestination } from './log-stream.js';
 import { loadTlsFiles } from './tls-files.js';
 import { WorkerLogStream } from './worker-log-relay.js';
+import { workerWriteTurns } from './write-turn-ipc.js';
 
 /** Expired idempotency records (older than 24 h) are removed this often. */
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
@@ -34,7 +35,8 @@ export interface StartOptions {
 /** Opens the store, listens, then issues the first key if there is none. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (options.worker === true) joinWorkerMetrics();
-  const store = await openStore(config.database);
+  // Workers sharing a SQLite file take turns to write, handed out by the primary.
+  const store = await openStore(config.database, options.worker === true ? workerWriteTurns : undefined);
   // A worker's lines go to its primary, which alone writes stdout (and chose JSON or readable lines).
   const destination = options.worker === true ? new WorkerLogStream() : stdoutDestination(options.prettyLogs ?? false);
   let app: FastifyInstance;

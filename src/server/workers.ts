@@ -9,6 +9,7 @@ import { announceFirstKey } from './first-key.js';
 import { loggerOptions } from './log-stream.js';
 import { SHUTDOWN_GRACE_MS } from './signals.js';
 import { relayWorkerLogs } from './worker-log-relay.js';
+import { arbitrateWriteTurns } from './write-turn-ipc.js';
 
 /** `--workers N` (1 to 64) or `auto` (one per CPU). */
 export function parseWorkers(text: string | undefined): number {
@@ -90,6 +91,7 @@ export async function runPrimary(config: Config, workers: number, prettyLogs: bo
   });
 
   aggregateWorkerMetrics();
+  if (config.database.kind === 'sqlite') arbitrateWriteTurns();
   for (let i = 0; i < workers; i++) fork();
   let url: string;
   try {

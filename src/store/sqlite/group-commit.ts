@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { WriteTrouble } from './write-trouble.js';
+import type { WriteTurns } from './write-turns.js';
 
 /** How long a write waits for another process's write lock before it answers 503 (the old busy timeout). */
 const LOCK_WAIT_MS = 10_000;
@@ -24,6 +25,8 @@ interface Job {
  * When another process holds the write lock, BEGIN fails after the connection's short busy timeout and is
  * tried again later, so the event loop never waits on a foreign lock: reads and /healthz go on, and the
  * writes that arrive meanwhile join the batch. A write still waiting after `lockWaitMs` answers 503.
+ * Processes that share the file and take turns (WriteTurns, under `serve --workers N`) ask for their turn
+ * before each batch and give it back after its commit, so they wait for each other without polling.
  */
 export class GroupCommit {
   readonly #begin: Database.Statement;
@@ -34,6 +37,9 @@ export class GroupCommit {
   readonly #rollbackTo: Database.Statement;
   readonly #db: Database.Database;
   readonly #lockWaitMs: number;
+  readonly #turns: WriteTurns | undefined;
+  /** This process's turn to write: asked for (`waiting`) or held (`held`). */
+  #turn: 'none' | 'waiting' | 'held' = 'none';
   /** Full disk, lock held too long: what failed writes mean, and whether the disk was full last time. */
   readonly trouble: WriteTrouble;
   #queue: Job[] = [];
@@ -43,9 +49,10 @@ export class GroupCommit {
   #deferred: NodeJS.Timeout | undefined;
   #tries = 0;
 
-  constructor(db: Database.Database, options: { lockWaitMs?: number } = {}) {
+  constructor(db: Database.Database, options: { lockWaitMs?: number; turns?: WriteTurns | undefined } = {}) {
     this.#db = db;
     this.#lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
+    this.#turns = options.turns;
     this.trouble = new WriteTrouble(db);
     this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
@@ -102,6 +109,7 @@ export class GroupCommit {
       }
       if (this.#queue.length === 0) {
         this.#tries = 0;
+        this.#endTurn();
         return false;
       }
       this.#scheduled = true;
@@ -110,11 +118,36 @@ export class GroupCommit {
     }
   }
 
+  /** True when this process may write now; otherwise asks for its turn, and flushes again once it has it. */
+  #haveTurn(): boolean {
+    if (this.#turns === undefined || this.#turn === 'held') return true;
+    if (this.#turn === 'none') {
+      this.#turn = 'waiting';
+      // Writes that arrive meanwhile join the queue and wait for the same turn.
+      this.#scheduled = true;
+      this.#turns.request(() => {
+        this.#turn = 'held';
+        this.#flush();
+      });
+    }
+    return false;
+  }
+
+  #endTurn(): void {
+    if (this.#turn !== 'held') return;
+    this.#turn = 'none';
+    this.#turns?.release();
+  }
+
   #flush(): void {
     this.#scheduled = false;
     clearTimeout(this.#deferred);
     this.#deferred = undefined;
-    if (!this.#lock()) return;
+    if (this.#queue.length === 0) {
+      this.#endTurn();
+      return;
+    }
+    if (!this.#haveTurn() || !this.#lock()) return;
     const jobs = this.#queue;
     this.#queue = [];
     const outcomes: { ok: boolean; value: unknown }[] = [];
@@ -138,10 +171,12 @@ export class GroupCommit {
     } catch (error) {
       // The commit (or a savepoint statement) failed: nothing of the batch is on disk.
       if (this.#db.inTransaction) this.#rollback.run();
+      this.#endTurn();
       const failure = this.trouble.failed(error);
       for (const job of jobs) job.reject(failure);
       return;
     }
+    this.#endTurn();
     this.trouble.committed();
     jobs.forEach((job, i) => {
       const outcome = outcomes[i] as { ok: boolean; value: unknown };

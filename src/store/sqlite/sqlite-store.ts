@@ -17,6 +17,7 @@ import { SqliteOutbox } from './outbox.js';
 import { SqlitePetStore } from './pets.js';
 import { shrinkSwollenWal } from './wal-shrink.js';
 import { SqliteWebhookStore } from './webhooks.js';
+import type { WriteTurns } from './write-turns.js';
 
 /**
  * The embedded store: one SQLite file (see openDatabase). better-sqlite3 is synchronous; each call is
@@ -37,11 +38,11 @@ export class SqliteStore implements Store {
   readonly #writes: GroupCommit;
   readonly #stopWalChecks: () => void;
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, turns: WriteTurns | undefined) {
     this.#db = db;
     this.#tokens = new SharedTokenRead(changeTokenReader(db));
     this.#idempotencyKeys = new SqliteIdempotencyKeys(db);
-    this.#writes = new GroupCommit(db);
+    this.#writes = new GroupCommit(db, { turns });
     const outbox = new SqliteOutbox(db);
     this.pets = new SqlitePetStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
     this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
@@ -52,11 +53,14 @@ export class SqliteStore implements Store {
     this.#stopWalChecks = shrinkSwollenWal(db);
   }
 
-  /** Opens (creating if needed) the database file and brings its schema up to date. */
-  static open(path: string): SqliteStore {
+  /**
+   * Opens (creating if needed) the database file and brings its schema up to date. `turns`: the processes
+   * sharing the file take turns to write (serve --workers N).
+   */
+  static open(path: string, turns?: WriteTurns): SqliteStore {
     const db = openDatabase(path);
     try {
-      return new SqliteStore(db);
+      return new SqliteStore(db, turns);
     } catch (error) {
       db.close();
       throw error;
