@@ -12,9 +12,17 @@ export interface FreshDatabase {
   readonly url: string;
 }
 
-/** An empty database: a file in `dir` (removed with it), or a PostgreSQL schema dropped at cleanup. */
-export async function freshDatabase(store: StoreName, dir: string, cleanup: Cleanup): Promise<FreshDatabase> {
-  if (store === 'sqlite') return { store, url: join(dir, 'sqlite.db') };
+/**
+ * An empty database: a file in `dir` named `name` (removed with it), or a PostgreSQL schema dropped at
+ * cleanup.
+ */
+export async function freshDatabase(
+  store: StoreName,
+  dir: string,
+  cleanup: Cleanup,
+  name = 'sqlite',
+): Promise<FreshDatabase> {
+  if (store === 'sqlite') return { store, url: join(dir, `${name}.db`) };
   const schema = await createSchema(POSTGRES_URL, 'petstore_bench');
   cleanup.defer('the benchmark schema', () => schema.drop());
   return { store, url: schema.url };

@@ -24,6 +24,13 @@ export interface BenchOptions {
   readonly workers: number;
   /** The service gets REDIS_URL, a redis-server of the bench's own, and each scenario its Redis commands. */
   readonly redis: boolean;
+  /**
+   * With --against: the git revision served as "before", the one served as "after" (undefined: the working
+   * tree), and the ABBA rounds per order.
+   */
+  readonly against:
+    | { readonly rev: string; readonly afterRev: string | undefined; readonly rounds: number }
+    | undefined;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -40,7 +47,14 @@ export const USAGE = `Usage: npm run bench -- [options]
   --cpu-prof DIR       run the service under node --cpu-prof, one .cpuprofile per store (and worker) in DIR
   --workers N          run the service as serve --workers N (default 1: one process); CPU and RSS are summed
   --redis              start a private redis-server, give the service REDIS_URL, and report Redis commands
-                       per request and redis-server's CPU for each scenario`;
+                       per request and redis-server's CPU for each scenario
+  --against REV        compare git revision REV (before) with the working tree (after): both served side by
+                       side on databases seeded the same, the load alternating between them in ABBA rounds,
+                       then again with their places swapped; reports after/before per scenario. Here
+                       --duration is seconds per round (default 2; 1 with --quick); no ceiling, no
+                       create-webhook, no --redis or --cpu-prof
+  --after REV          with --against: serve git revision REV as after, instead of the working tree
+  --rounds N           with --against: rounds per order, even (default 8; 2 with --quick)`;
 
 export class UsageError extends Error {}
 
@@ -76,6 +90,35 @@ function chosenScenarios(text: string): ScenarioName[] {
   return SCENARIO_NAMES.filter((name) => named.includes(name));
 }
 
+/** What --against cannot measure side by side, and why. */
+export const NOT_AGAINST = {
+  'create-webhook': 'create-webhook needs a webhook receiver and subscription per service',
+  redis: '--redis would share one redis-server between the two services',
+  'cpu-prof': "--cpu-prof would mix the two services' profiles",
+} as const;
+
+function againstOptions(
+  {
+    against: rev,
+    after,
+    rounds,
+  }: { against?: string | undefined; after?: string | undefined; rounds?: string | undefined },
+  quick: boolean,
+  excluded: (keyof typeof NOT_AGAINST)[],
+): BenchOptions['against'] {
+  if (rev === undefined) {
+    if (rounds !== undefined) throw new UsageError('--rounds needs --against');
+    if (after !== undefined) throw new UsageError('--after needs --against');
+    return undefined;
+  }
+  const [first] = excluded;
+  if (first !== undefined) throw new UsageError(`--against: ${NOT_AGAINST[first]}`);
+  const count = numberOption('rounds', rounds, quick ? 2 : 8, 'count');
+  // ABBA: each place goes first as often as second, so the drift within a pair of rounds cancels.
+  if (count % 2 !== 0) throw new UsageError(`--rounds must be even (ABBA goes by pairs of rounds), got "${rounds}"`);
+  return { rev, afterRev: after, rounds: count };
+}
+
 /** Parses the command line; undefined means --help was asked for. */
 export function parseOptions(args: string[], repoRoot: string): BenchOptions | undefined {
   const { values } = parseArgs({
@@ -94,11 +137,20 @@ export function parseOptions(args: string[], repoRoot: string): BenchOptions | u
       'cpu-prof': { type: 'string' },
       workers: { type: 'string' },
       redis: { type: 'boolean', default: false },
+      against: { type: 'string' },
+      after: { type: 'string' },
+      rounds: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) return undefined;
   const quick = values.quick;
+  const scenarios = values.scenario === undefined ? SCENARIO_NAMES : chosenScenarios(values.scenario);
+  const against = againstOptions(values, quick, [
+    ...(values.scenario !== undefined && scenarios.includes('create-webhook') ? (['create-webhook'] as const) : []),
+    ...(values.redis ? (['redis'] as const) : []),
+    ...(values['cpu-prof'] !== undefined ? (['cpu-prof'] as const) : []),
+  ]);
   const store =
     values.store === undefined
       ? 'both'
@@ -107,15 +159,17 @@ export function parseOptions(args: string[], repoRoot: string): BenchOptions | u
     quick,
     pets: numberOption('pets', values.pets, quick ? 1000 : 100_000, 'count'),
     connections: numberOption('connections', values.connections, 50, 'count'),
-    durationSeconds: numberOption('duration', values.duration, quick ? 1 : 10, 'seconds'),
+    durationSeconds: numberOption('duration', values.duration, quick ? 1 : against === undefined ? 10 : 2, 'seconds'),
     warmupSeconds: numberOption('warmup', values.warmup, quick ? 0.5 : 2, 'seconds or 0'),
     stores: store === 'both' ? ['sqlite', 'postgres'] : [store],
     storesRequested: store !== 'both',
-    scenarios: values.scenario === undefined ? SCENARIO_NAMES : chosenScenarios(values.scenario),
+    // Side by side, create-webhook is left out unless named (which againstOptions refuses).
+    scenarios: against === undefined ? scenarios : scenarios.filter((name) => name !== 'create-webhook'),
     tool: values.tool === undefined ? undefined : oneOf<ToolName>('tool', values.tool, ['wrk', 'autocannon']),
     outPath: resolve(values.out ?? resolve(repoRoot, 'bench/results/latest.json')),
     cpuProfDir: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
     workers: numberOption('workers', values.workers, 1, 'count'),
     redis: values.redis,
+    against,
   };
 }

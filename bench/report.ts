@@ -1,6 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
+import { type Against, againstLines, comparisonTable, type StoreComparison } from './comparison-report.js';
+import { number } from './format.js';
 import type { LoadResult } from './load.js';
 import type { BenchOptions, StoreName } from './options.js';
 import type { RedisFigures } from './redis.js';
@@ -48,6 +50,9 @@ export interface Report {
   readonly service: Readonly<Record<string, string>>;
   ceiling: Measured | undefined;
   readonly stores: StoreResults[];
+  /** With --against: what was compared, and each store's comparison (then `stores` is empty). */
+  against: Against | undefined;
+  readonly comparisons: StoreComparison[];
   readonly skipped: { store: StoreName; reason: string }[];
   /** Anything a reader must not miss, e.g. error responses in a read-only scenario. */
   readonly problems: string[];
@@ -91,16 +96,14 @@ export function newReport(
     },
     ceiling: undefined,
     stores: [],
+    against: undefined,
+    comparisons: [],
     skipped: [],
     problems: [],
   };
 }
 
 const STORE_TITLES: Record<StoreName, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
-
-function number(value: number, digits = 0): string {
-  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
 
 function errors(measured: Measured): string {
   const { errorResponses, socketErrors, timeouts } = measured.load;
@@ -193,29 +196,57 @@ const HEADER = [
   '|---|--:|--:|--:|--:|--:|--:|--:|',
 ];
 
-export function markdown(report: Report): string {
-  const { machine: m, settings: s } = report;
-  const lines = [
-    '# petstore benchmark',
-    '',
-    `- Command: \`${report.command}\` (started ${report.startedAt})`,
-    `- Machine: ${m.cpus} × ${m.model}, ${m.memoryGb} GB, ${m.kernel}, Node ${m.node}`,
+/** How the run was made: the command, the machine, the load, the service. */
+function setUp(report: Report): string[] {
+  const { machine: m, settings: s, against } = report;
+  const service = `- Service: ${Object.entries(report.service)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(', ')}`;
+  const command = `- Command: \`${report.command}\` (started ${report.startedAt})`;
+  const machine = `- Machine: ${m.cpus} × ${m.model}, ${m.memoryGb} GB, ${m.kernel}, Node ${m.node}`;
+  if (against !== undefined) {
+    return [
+      command,
+      machine,
+      `- Load: ${report.loadGenerator}, ${s.connections} connections, over 127.0.0.1`,
+      ...againstLines(against, s.durationSeconds, s.warmupSeconds),
+      service,
+      `- Pets: ${number(s.pets)} on each side`,
+    ];
+  }
+  return [
+    command,
+    machine,
     `- Load: ${report.loadGenerator}, ${s.connections} connections, ${s.durationSeconds} s per scenario after ${s.warmupSeconds} s of warm-up, over 127.0.0.1`,
-    `- Service: ${Object.entries(report.service)
-      .map(([name, value]) => `${name}=${value}`)
-      .join(', ')}`,
+    service,
     `- Pets: ${number(s.pets)}; the ceiling is a bare node:http server sending the bytes of the list-20 response`,
   ];
+}
+
+/** `eachSide`: a side-by-side run seeded two databases alike; the time is the first's. */
+function seededLine({ seeded }: { seeded: Seeded }, eachSide = false): string {
+  const statuses = Object.entries(seeded.byStatus)
+    .map(([status, count]) => `${number(count)} ${status}`)
+    .join(', ');
+  const seconds = `${number(seeded.seconds, 1)} s`;
+  return eachSide
+    ? `Seeded ${number(seeded.pets)} pets on each side (${statuses}), the first in ${seconds}.`
+    : `Seeded ${number(seeded.pets)} pets (${statuses}) in ${seconds}.`;
+}
+
+export function markdown(report: Report): string {
+  const title = report.against === undefined ? '' : `: ${report.against.rev} (before) against ${report.against.after}`;
+  const lines = [`# petstore benchmark${title}`, '', ...setUp(report)];
+  for (const comparison of report.comparisons) {
+    const title = `## ${STORE_TITLES[comparison.store]}`;
+    lines.push('', title, '', seededLine(comparison, true), '', ...comparisonTable(comparison));
+  }
   for (const results of report.stores) {
-    const { seeded } = results;
-    const statuses = Object.entries(seeded.byStatus)
-      .map(([status, count]) => `${number(count)} ${status}`)
-      .join(', ');
     lines.push(
       '',
       `## ${STORE_TITLES[results.store]}`,
       '',
-      `Seeded ${number(seeded.pets)} pets (${statuses}) in ${number(seeded.seconds, 1)} s.`,
+      seededLine(results),
       '',
       ...HEADER,
       ...(report.ceiling === undefined ? [] : [row(report.ceiling)]),

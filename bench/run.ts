@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the service as a separate process on a fresh, seeded database, driven over 127.0.0.1 by
  * a real load generator, next to a bare node:http server sending the same bytes (the ceiling). Prints a
- * markdown table and writes JSON. It fails only when the harness cannot run, never on speed.
+ * markdown table and writes JSON. It fails only when the harness cannot run, never on speed. With
+ * --against REV it compares two builds side by side instead (side-by-side.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { postgresUnreachable } from '../dev/postgres-admin.js';
 import { autocannonGenerator } from './autocannon.js';
 import { startCeiling } from './ceiling.js';
 import { Cleanup } from './cleanup.js';
+import { comparisonProblems } from './comparison-report.js';
 import { freshDatabase, POSTGRES_URL } from './databases.js';
 import { capture } from './http-capture.js';
 import type { Load, LoadGenerator, LoadResult } from './load.js';
@@ -21,6 +23,7 @@ import { type Measured, markdown, newReport, type Report, type StoreResults, sav
 import { LIST_20, type Scenario, scenarios } from './scenarios.js';
 import { seed } from './seed.js';
 import { runCli, type Service, serviceEnv, startService } from './service.js';
+import { compareStore, prepareSideBySide } from './side-by-side.js';
 import { measureUsage } from './usage.js';
 import { type Receiver, startReceiver } from './webhook-receiver.js';
 import { WebhookSubscription } from './webhook-subscription.js';
@@ -186,6 +189,7 @@ async function bench(options: BenchOptions, args: string[], cleanup: Cleanup): P
   let receiver: Promise<Receiver> | undefined;
   const receive = () => (receiver ??= startReceiver(cleanup));
   const run: Run = { options, generator, dir, cleanup, report, receiver: receive, redis };
+  const against = options.against === undefined ? undefined : await prepareSideBySide(run, REPO, progress);
   for (const store of options.stores) {
     const unreachable = store === 'postgres' ? await postgresUnreachable(POSTGRES_URL) : undefined;
     if (unreachable !== undefined) {
@@ -194,7 +198,13 @@ async function bench(options: BenchOptions, args: string[], cleanup: Cleanup): P
       report.skipped.push({ store, reason: unreachable });
       continue;
     }
-    report.stores.push(await benchStore(run, store));
+    if (against === undefined) {
+      report.stores.push(await benchStore(run, store));
+    } else {
+      const comparison = await compareStore(against, store);
+      report.comparisons.push(comparison);
+      report.problems.push(...comparisonProblems(comparison));
+    }
   }
   const markdownPath = save(report, options.outPath);
   process.stdout.write(`${markdown(report)}\nWritten: ${options.outPath}, ${markdownPath}\n`);

@@ -8,6 +8,7 @@ import { running, stopChild } from './children.js';
 import type { Cleanup } from './cleanup.js';
 import { processTree } from './usage.js';
 
+/** The working tree's build; a side-by-side run also serves another revision's. */
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
 const READY = /"msg":"ready"/;
@@ -48,10 +49,10 @@ export function serviceEnv(databaseUrl: string, redisUrl?: string): NodeJS.Proce
   return env;
 }
 
-/** Runs `petstore ...args` to completion; returns its stdout. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+/** Runs `petstore ...args` (the build at `cli`) to completion; returns its stdout. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv, cli = CLI): Promise<string> {
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, [CLI, ...args], { env, timeout: 60_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, ...args], { env, timeout: 60_000 });
     return stdout;
   } catch (error) {
     const { stderr } = error as { stderr?: string };
@@ -117,27 +118,27 @@ async function untilReady(child: ChildProcess, logPath: string): Promise<string>
 }
 
 /**
- * Starts `petstore serve` (`--workers N` when `workers` is above 1) with its output in a file (a pipe the
- * bench failed to drain would slow it down).
+ * Starts `petstore serve` (`--workers N` when `workers` is above 1; the build at `cli`, the working tree's
+ * by default) with its output in a file (a pipe the bench failed to drain would slow it down).
  */
 export async function startService(
   env: NodeJS.ProcessEnv,
   logPath: string,
   cleanup: Cleanup,
-  { cpuProfDir, workers }: { cpuProfDir: string | undefined; workers: number },
+  { cpuProfDir, workers, cli = CLI }: { cpuProfDir: string | undefined; workers: number; cli?: string | undefined },
 ): Promise<Service> {
   const log = openSync(logPath, 'a');
   // The profile is written when the process exits, which the graceful stop below lets it do.
   const profile = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
   const serve = ['serve', ...(workers > 1 ? ['--workers', String(workers)] : [])];
-  const child = spawn(process.execPath, [...profile, CLI, ...serve], { env, stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, [...profile, cli, ...serve], { env, stdio: ['ignore', log, log] });
   closeSync(log);
   const stop = cleanup.defer('the service', async () => {
     const exit = await stopChild(child, 'SIGTERM', 15_000);
     if (exit.code !== 0) process.stderr.write(`bench: the service exited with ${JSON.stringify(exit)}\n`);
   });
   const { pid } = child;
-  if (pid === undefined) throw new Error(`could not start ${CLI}`);
+  if (pid === undefined) throw new Error(`could not start ${cli}`);
 
   const origin = await untilReady(child, logPath);
   return {
