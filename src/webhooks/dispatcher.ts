@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { eventId, toEvent } from '../api/representations.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { AttemptOutcome, DeliveryStore, DueDelivery } from '../store/delivery-store.js';
+import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
 import { EndpointAgents } from './endpoint-agents.js';
 import { type SendResult, sendWebhook } from './send-webhook.js';
 import { webhookHeaders } from './signature.js';
@@ -23,6 +24,14 @@ const IN_FLIGHT = 64;
  * those wakes. After a claim that took deliveries, a wake claims at once: work is known to be due.
  */
 const CLAIM_GAP_MS = 5;
+/**
+ * Attempts started are paced per window of this long, by the event loop's utilization over the last one
+ * (see DeliveryPace): while API requests saturate the loop, deliveries start at the floor's rate, 100/s
+ * (so about 2–3 % of the loop's time), and catch up once it has room. The ceiling (10,000/s) never binds:
+ * unpaced, one process sent at most about 2,000/s.
+ */
+const PACE_WINDOW_MS = 100;
+const PACE = { floor: 10, ceiling: 1000 };
 /** A claim outlives its attempt's time-out by this much, so only a dead instance's claims expire. */
 const LEASE_MARGIN_MS = 30_000;
 /** On stop, attempts in flight get this long to finish and be recorded; the rest are left to their lease. */
@@ -44,7 +53,8 @@ export interface DispatcherOptions {
 /**
  * Sends due webhook deliveries: claims them (a lease, so instances never send one at once), posts each,
  * and records the attempt. Wakes every POLL_MS, at once when this process committed a change (wake()),
- * and when an attempt ends. All I/O is asynchronous; nothing here runs long on the event loop.
+ * and when an attempt ends. All I/O is asynchronous; nothing here runs long on the event loop. While API
+ * requests keep the loop busy, attempts start at a paced rate (PACE_WINDOW_MS): deliveries lag, requests don't.
  */
 export class Dispatcher {
   readonly #options: DispatcherOptions;
@@ -55,6 +65,11 @@ export class Dispatcher {
   /** Aborts the attempts still in flight once the stop's wait is over. */
   readonly #abandon = new AbortController();
   readonly #agents: EndpointAgents;
+  readonly #pace = new DeliveryPace(PACE);
+  /** Attempts begun in the current pace window, and whether a claim was held back by its allowance. */
+  #startedInWindow = 0;
+  #heldBack = false;
+  #stopWatching: (() => void) | undefined;
   #poll: NodeJS.Timeout | undefined;
   #claiming: Promise<void> | undefined;
   /** The gap after a claim (CLAIM_GAP_MS): wakes meanwhile ask for one claim after it. */
@@ -75,6 +90,16 @@ export class Dispatcher {
   start(): void {
     this.#poll = setInterval(() => this.wake(), POLL_MS);
     this.#poll.unref();
+    this.#stopWatching = watchEventLoop(PACE_WINDOW_MS, (utilization) => this.#endWindow(utilization));
+    this.wake();
+  }
+
+  /** A new pace window: its allowance from the last one's utilization; a claim held back goes now. */
+  #endWindow(utilization: number): void {
+    this.#pace.observe(utilization, this.#startedInWindow);
+    this.#startedInWindow = 0;
+    if (!this.#heldBack) return;
+    this.#heldBack = false;
     this.wake();
   }
 
@@ -107,6 +132,7 @@ export class Dispatcher {
   async stop(): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#poll);
+    this.#stopWatching?.();
     clearTimeout(this.#gap);
     const settled = () => Promise.allSettled([this.#claiming, ...this.#attempts]);
     await Promise.race([settled(), sleep(STOP_WAIT_MS)]);
@@ -117,7 +143,9 @@ export class Dispatcher {
 
   /** Claims what is due and begins it; resolves with how many it took. */
   async #claim(): Promise<number> {
-    const limit = IN_FLIGHT - this.#attempts.size;
+    const allowed = this.#pace.allowance - this.#startedInWindow;
+    if (allowed <= 0) this.#heldBack = true;
+    const limit = Math.min(IN_FLIGHT - this.#attempts.size, allowed);
     if (limit <= 0) return 0;
     let due: DueDelivery[];
     try {
@@ -138,6 +166,7 @@ export class Dispatcher {
     this.#claimsFailing = false;
     // Claimed during a stop: left to their lease, as if this process had died.
     if (this.#stopping) return 0;
+    this.#startedInWindow += due.length;
     for (const delivery of due) this.#begin(delivery);
     return due.length;
   }
