@@ -23,6 +23,8 @@ export interface ScenarioComparison {
   readonly orders: readonly Order[];
   /** The geometric mean of the orders' after/before ratios. */
   readonly estimate: number;
+  /** The estimate ± two standard errors (paired-ratios.ts, estimateRange). */
+  readonly range: readonly [number, number];
   /** The estimate is below SLOWER_BELOW. */
   readonly slower: boolean;
 }
@@ -35,8 +37,8 @@ export interface StoreComparison {
 }
 
 const HEADER = [
-  '| Scenario | before req/s | after req/s | before p99 ms | after p99 ms | after/before, before first | after first | estimate |',
-  '|---|--:|--:|--:|--:|--:|--:|--:|',
+  '| Scenario | before req/s | after req/s | before p99 ms | after p99 ms | after/before, before first | after first | estimate | ±2 SE |',
+  '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
 ];
 
 const SLOWER_MARK = `more than ${Math.round((1 - SLOWER_BELOW) * 100)} % slower`;
@@ -57,6 +59,7 @@ function row(scenario: ScenarioComparison): string {
     orderRatio(scenario, 'before'),
     orderRatio(scenario, 'after'),
     scenario.slower ? `**${estimate}** (${SLOWER_MARK})` : estimate,
+    scenario.range.map((end) => number(end, 2)).join('–'),
   ];
   return `| ${cells.join(' | ')} |`;
 }
@@ -71,7 +74,8 @@ export function againstLines(against: Against, secondsPerRound: number, warmupSe
       `${secondsPerRound} s on each in ABBA order; then all again on fresh databases with the two services' ` +
       `places (port, set-up order) swapped`,
     `- after/before: the geometric mean of the rounds' paired req/s ratios, per order; estimate: the ` +
-      `geometric mean of the two orders; flagged below ${SLOWER_BELOW}. req/s: the mean of every round; p99: ` +
+      `geometric mean of the two orders, flagged below ${SLOWER_BELOW}, with ± two standard errors from the ` +
+      `rounds' scatter (a range across ${SLOWER_BELOW} settles nothing). req/s: the mean of every round; p99: ` +
       'the median of the rounds',
     ...against.leftOut.map((reason) => `- Not compared: ${reason}`),
   ];
@@ -88,7 +92,8 @@ export function comparisonProblems(comparison: StoreComparison): string[] {
     const label = `${comparison.store} ${scenario.name}`;
     const problems: string[] = [];
     if (scenario.slower) {
-      problems.push(`${label}: after/before ${number(scenario.estimate, 3)}, ${SLOWER_MARK}`);
+      const range = scenario.range.map((end) => number(end, 2)).join('–');
+      problems.push(`${label}: after/before ${number(scenario.estimate, 3)} (±2 SE ${range}), ${SLOWER_MARK}`);
     }
     for (const [side, figures] of [
       ['before', scenario.before],

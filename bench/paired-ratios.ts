@@ -43,6 +43,24 @@ export function estimate(orders: readonly Order[]): number {
   return geometricMean(orders.map(({ ratio }) => ratio));
 }
 
+/**
+ * The estimate's spread: two standard errors either side, in log space, from how the rounds' ratios
+ * scatter within each order. It takes the rounds as independent, which the drift of the machine makes
+ * them only roughly; a range that straddles SLOWER_BELOW has not settled the question.
+ */
+export function estimateRange(orders: readonly Order[]): readonly [number, number] {
+  const variances = orders.map(({ rounds }) => {
+    const logs = rounds.map(({ before, after }) => Math.log(after.requestsPerSecond / before.requestsPerSecond));
+    if (logs.length < 2) return Number.NaN;
+    const mean = logs.reduce((sum, value) => sum + value, 0) / logs.length;
+    const variance = logs.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (logs.length - 1);
+    return variance / logs.length;
+  });
+  const standardError = Math.sqrt(variances.reduce((sum, value) => sum + value, 0)) / orders.length;
+  const centre = Math.log(estimate(orders));
+  return [Math.exp(centre - 2 * standardError), Math.exp(centre + 2 * standardError)];
+}
+
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);

@@ -13,6 +13,7 @@ import type { Load, LoadGenerator, LoadResult } from './load.js';
 import { type BenchOptions, NOT_AGAINST, type StoreName } from './options.js';
 import {
   estimate,
+  estimateRange,
   firstPlaceLeads,
   type Order,
   orderRatio,
@@ -144,6 +145,7 @@ function compared(scenario: Scenario, orders: readonly Order[]): ScenarioCompari
     after: sideFigures(rounds.map(({ after }) => after)),
     orders,
     estimate: ratio,
+    range: estimateRange(orders),
     slower: ratio < SLOWER_BELOW,
   };
 }

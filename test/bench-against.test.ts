@@ -7,7 +7,15 @@ import { fileURLToPath } from 'node:url';
 import { comparisonProblems, type StoreComparison } from '../bench/comparison-report.js';
 import type { LoadResult } from '../bench/load.js';
 import { parseOptions, UsageError } from '../bench/options.js';
-import { estimate, firstPlaceLeads, type Order, orderRatio, type Round, sideFigures } from '../bench/paired-ratios.js';
+import {
+  estimate,
+  estimateRange,
+  firstPlaceLeads,
+  type Order,
+  orderRatio,
+  type Round,
+  sideFigures,
+} from '../bench/paired-ratios.js';
 import { buildRevision } from '../bench/revision-build.js';
 import { tempDir } from './helpers/temp-dir.js';
 
@@ -110,6 +118,18 @@ describe('paired ratios', () => {
     );
   });
 
+  test('the range: none when every round agrees, two standard errors of the log ratio otherwise', () => {
+    const steady: Order = { first: 'before', rounds: [round(100, 90), round(50, 45)], ratio: 0.9 };
+    const [low, high] = estimateRange([steady, { ...steady, first: 'after' }]);
+    assert.ok(Math.abs(low - 0.9) < 1e-12 && Math.abs(high - 0.9) < 1e-12, `${low}–${high}`);
+    // Log ratios ±0.1 in each order: variance 0.02 over 2 rounds, so a standard error of √(0.01 + 0.01) / 2.
+    const e = Math.exp(0.1);
+    const scattered: Order = { first: 'before', rounds: [round(100, 100 * e), round(100, 100 / e)], ratio: 1 };
+    const [wideLow, wideHigh] = estimateRange([scattered, { ...scattered, first: 'after' }]);
+    const twoErrors = 2 * (Math.sqrt(0.02) / 2);
+    assert.ok(Math.abs(Math.log(wideHigh) - twoErrors) < 1e-12 && Math.abs(Math.log(wideLow) + twoErrors) < 1e-12);
+  });
+
   test("a side's figures: mean req/s, median p99, errors summed", () => {
     const figures = sideFigures([load(100, 1), { ...load(200, 5), socketErrors: 2 }, { ...load(300, 3), timeouts: 1 }]);
     assert.deepEqual(figures, { requestsPerSecond: 200, p99Ms: 3, errors: 3 });
@@ -123,6 +143,7 @@ describe('paired ratios', () => {
       after: { requestsPerSecond: 100 * ratio, p99Ms: 2, errors: afterErrors },
       orders: [],
       estimate: ratio,
+      range: [ratio * 0.95, ratio * 1.05] as const,
       slower: ratio < 0.97,
     });
     const comparison: StoreComparison = {
@@ -131,7 +152,7 @@ describe('paired ratios', () => {
       scenarios: [scenario('list-20', 0.969, 0), scenario('create', 0.97, 4), scenario('get-by-id', 1.2, 0)],
     };
     assert.deepEqual(comparisonProblems(comparison), [
-      'sqlite list-20: after/before 0.969, more than 3 % slower',
+      'sqlite list-20: after/before 0.969 (±2 SE 0.92–1.02), more than 3 % slower',
       'sqlite create: 4 errors (≥ 400, socket, timeout) after',
     ]);
   });
