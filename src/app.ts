@@ -9,7 +9,7 @@ import type { RouteOptions } from './api/route-options.js';
 import { webhookRoutes } from './api/webhooks.js';
 import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
-import { DEFAULT_EVENT_RETENTION_DAYS } from './config.js';
+import { DEFAULT_EVENT_RETENTION_DAYS } from './config/config.js';
 import { CursorCodec } from './domain/cursor.js';
 import { EventCursors } from './domain/event-cursor.js';
 import { errorHandler } from './errors/error-handler.js';

@@ -6,7 +6,7 @@ import { keysCommand } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { UsageError } from './commands/usage-error.js';
 import { packageVersion } from './commands/version.js';
-import { loadConfig } from './config.js';
+import { loadConfig } from './config/config.js';
 import { serveUntilSignalled } from './server/signals.js';
 import { startServer } from './server/start-server.js';
 import { parseWorkers, runPrimary } from './server/workers.js';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
+import { ConfigError } from '../src/config/config-error.js';
 import { startHarness } from './helpers/harness.js';
 import { BACKENDS } from './helpers/stores.js';
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
+import { ConfigError } from '../src/config/config-error.js';
 import type { Rate } from '../src/domain/token-bucket.js';
 import { MemoryRateLimiter } from '../src/rate-limit/memory-rate-limiter.js';
 import { issueApiKey } from '../src/services/api-keys.js';

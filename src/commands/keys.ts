@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { parseScopes } from '../domain/api-key.js';
 import { issueApiKey, KEY_NAME_PROBLEM, KEY_NAME_RULE } from '../services/api-keys.js';
 import { openStore } from '../store/open-store.js';

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { migrateDatabase } from '../store/migrate-database.js';
 import { UsageError } from './usage-error.js';
 

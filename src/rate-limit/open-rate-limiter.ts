@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { MemoryRateLimiter } from './memory-rate-limiter.js';
 import type { RateLimitOptions } from './rate-limit-plugins.js';
 

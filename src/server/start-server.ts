@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
 import { systemClock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { joinWorkerMetrics } from '../observability/cluster-metrics.js';
 import { openRateLimiter } from '../rate-limit/open-rate-limiter.js';
 import type { RateLimitOptions } from '../rate-limit/rate-limit-plugins.js';

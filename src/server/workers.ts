@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import { UsageError } from '../commands/usage-error.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { aggregateWorkerMetrics } from '../observability/cluster-metrics.js';
 import { openStore } from '../store/open-store.js';
 import { announceFirstKey } from './first-key.js';

@@ -1,4 +1,4 @@
-import type { DatabaseConfig } from '../config.js';
+import type { DatabaseConfig } from '../config/config.js';
 
 export interface MigrationReport {
   readonly kind: DatabaseConfig['kind'];

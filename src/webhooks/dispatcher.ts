@@ -1,13 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import { eventId, toEvent } from '../api/representations.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { AttemptOutcome, DeliveryStore, DueDelivery } from '../store/delivery-store.js';
+import type { DeliveryStore, DueDelivery } from '../store/delivery-store.js';
+import { runAttempt } from './delivery-attempt.js';
 import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
 import { EndpointAgents } from './endpoint-agents.js';
-import { type SendResult, sendWebhook } from './send-webhook.js';
-import { webhookHeaders } from './signature.js';
 import type { TargetPolicy } from './target-policy.js';
 
 /** How often due deliveries are looked for: other instances' events start within this (+ one claim). */
@@ -36,8 +34,6 @@ const PACE = { floor: 10, ceiling: 1000 };
 const LEASE_MARGIN_MS = 30_000;
 /** On stop, attempts in flight get this long to finish and be recorded; the rest are left to their lease. */
 const STOP_WAIT_MS = 2000;
-/** The first wait before recording an attempt again while the database is away; it doubles up to the max. */
-const RECORD_RETRY_MS = { first: 100, max: 5000 };
 
 export interface DispatcherOptions {
   readonly deliveries: DeliveryStore;
@@ -184,7 +180,11 @@ export class Dispatcher {
       else this.#inFlight.delete(endpoint);
       this.wake();
     };
-    const attempt = this.#attempt(delivery, release)
+    const attempt = runAttempt(delivery, release, {
+      ...this.#options,
+      signal: this.#abandon.signal,
+      agent: (url) => this.#agents.for(endpoint, url),
+    })
       .catch((error: unknown) => this.#options.log.error({ err: error }, 'webhook attempt failed unexpectedly'))
       .finally(() => {
         this.#attempts.delete(attempt);
@@ -192,71 +192,5 @@ export class Dispatcher {
         this.wake();
       });
     this.#attempts.add(attempt);
-  }
-
-  async #attempt(delivery: DueDelivery, release: () => void): Promise<void> {
-    const { timeoutMs, policy, log, metrics } = this.#options;
-    const attemptedAt = new Date();
-    const id = eventId(delivery.event.seq);
-    const body = JSON.stringify(toEvent(delivery.event));
-    const headers = webhookHeaders(delivery.endpoint.secret, id, attemptedAt, body);
-    const result = await sendWebhook(
-      { url: delivery.endpoint.url, headers, body },
-      {
-        policy,
-        timeoutMs,
-        signal: this.#abandon.signal,
-        agent: (url) => this.#agents.for(delivery.endpoint.id, url),
-      },
-    );
-    release();
-    if (this.#abandon.signal.aborted) return;
-    const outcome = this.#outcome(delivery, result, attemptedAt);
-    const recorded = await this.#record(outcome);
-    log.info(
-      {
-        endpointId: delivery.endpoint.id,
-        eventId: id,
-        attempt: delivery.attempt,
-        status: outcome.status,
-        responseStatus: result.responseStatus,
-        error: result.error,
-        durationMs: Date.now() - attemptedAt.getTime(),
-        ...(recorded ? {} : { recorded }),
-      },
-      'webhook attempt',
-    );
-    if (recorded) {
-      metrics.webhookDeliveries.inc({ outcome: outcome.status === 'pending' ? 'retried' : outcome.status });
-    }
-  }
-
-  #outcome(delivery: DueDelivery, result: SendResult, attemptedAt: Date): AttemptOutcome {
-    const ended = { delivery, attemptedAt, responseStatus: result.responseStatus, error: result.error };
-    if (result.delivered) return { ...ended, status: 'succeeded', nextAttemptAt: undefined };
-    const delay = this.#options.retrySchedule[delivery.attempt - 1];
-    if (delay === undefined) return { ...ended, status: 'failed', nextAttemptAt: undefined };
-    return { ...ended, status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
-  }
-
-  /**
-   * Records the attempt, trying again while the database is away, for as long as the claim holds: an
-   * attempt that is sent but not recorded would be sent again once the lease ends. False when it was not
-   * recorded: the claim was lost (the delivery was claimed again, or removed), or it ran out.
-   */
-  async #record(outcome: AttemptOutcome): Promise<boolean> {
-    const { deliveries, log } = this.#options;
-    const signal = this.#abandon.signal;
-    for (let wait = RECORD_RETRY_MS.first; ; wait = Math.min(2 * wait, RECORD_RETRY_MS.max)) {
-      try {
-        return await deliveries.finish(outcome);
-      } catch (error) {
-        if (signal.aborted || Date.now() + wait >= outcome.delivery.claimedUntil.getTime()) {
-          log.warn({ err: error }, 'recording a webhook attempt failed; it will be sent again after its lease');
-          return false;
-        }
-        await sleep(wait, undefined, { signal }).catch(() => undefined);
-      }
-    }
   }
 }

@@ -1,0 +1,110 @@
+import { parseDatabaseUrl } from './database-url.js';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './retry-schedule.js';
+import { parseTrustProxy } from './trust-proxy.js';
+import {
+  nonEmpty,
+  parseBoolean,
+  parseInteger,
+  parseLogLevel,
+  parsePort,
+  parsePublicUrl,
+  parseRateLimit,
+  parseRedisUrl,
+  parseSwitch,
+  parseTls,
+} from './values.js';
+
+export interface SqliteDatabaseConfig {
+  readonly kind: 'sqlite';
+  readonly path: string;
+}
+
+export interface PostgresDatabaseConfig {
+  readonly kind: 'postgres';
+  readonly url: string;
+  /** Pool size per process. */
+  readonly poolSize: number;
+  /** Bound on opening a connection; past it the request answers 503. */
+  readonly connectTimeoutMs: number;
+  /** Bound on one query (client side, and statement_timeout on the server). */
+  readonly queryTimeoutMs: number;
+}
+
+export type DatabaseConfig = SqliteDatabaseConfig | PostgresDatabaseConfig;
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** Everything the service reads from its environment, read once at start and passed down. */
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly database: DatabaseConfig;
+  /** Origin (and optional path prefix) in front of `/v1` in absolute links; relative links when absent. */
+  readonly publicUrl: string | undefined;
+  readonly logLevel: LogLevel;
+  /** Per API key; undefined when RATE_LIMIT_RPS=0 turns it off. */
+  readonly rateLimit: { readonly perSecond: number; readonly burst: number } | undefined;
+  /** Failed authentications per client address; a setting of its own, so RATE_LIMIT_RPS=0 keeps it on. */
+  readonly authFailureLimit: boolean;
+  /** Proxies (addresses, CIDRs) whose X-Forwarded-For names the client; none when empty. */
+  readonly trustProxy: readonly string[];
+  /** Redis for state shared by instances (rate limits); per process when absent. */
+  readonly redisUrl: string | undefined;
+  /** PEM files for HTTPS (HTTP/2 with HTTP/1.1 fallback); plain HTTP when absent. */
+  readonly tls: TlsFiles | undefined;
+  /** Connections one client address may hold open; behind a proxy every client shares the proxy's. */
+  readonly maxConnectionsPerAddress: number;
+  /** Days events stay in the feed (EVENT_RETENTION_DAYS); older ones are removed, with their deliveries. */
+  readonly eventRetentionDays: number;
+  /** WEBHOOK_ALLOW_PRIVATE_URLS: webhooks may point to any address, and use http:// (internal networks, tests). */
+  readonly webhookAllowPrivateUrls: boolean;
+  /** How long one webhook attempt may take in all (WEBHOOK_TIMEOUT_MS): resolving, connecting, answering. */
+  readonly webhookTimeoutMs: number;
+  /** The delays before each retry of a failed delivery, in ms (WEBHOOK_RETRY_SCHEDULE); then it has failed. */
+  readonly webhookRetrySchedule: readonly number[];
+}
+
+export interface TlsFiles {
+  readonly certPath: string;
+  readonly keyPath: string;
+}
+
+export const DEFAULT_EVENT_RETENTION_DAYS = 30;
+
+/** Reads and validates the environment. The only place in the service that looks at process.env. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    host: nonEmpty(env.HOST) ?? '127.0.0.1',
+    port: parsePort(nonEmpty(env.PORT)),
+    database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL), env),
+    publicUrl: parsePublicUrl(nonEmpty(env.PUBLIC_URL)),
+    logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL)),
+    tls: parseTls(nonEmpty(env.TLS_CERT), nonEmpty(env.TLS_KEY)),
+    rateLimit: parseRateLimit(nonEmpty(env.RATE_LIMIT_RPS), nonEmpty(env.RATE_LIMIT_BURST)),
+    authFailureLimit: parseSwitch('AUTH_FAILURE_LIMIT', nonEmpty(env.AUTH_FAILURE_LIMIT), true),
+    trustProxy: parseTrustProxy(nonEmpty(env.TRUST_PROXY)),
+    redisUrl: parseRedisUrl(nonEmpty(env.REDIS_URL)),
+    webhookAllowPrivateUrls: parseBoolean(
+      'WEBHOOK_ALLOW_PRIVATE_URLS',
+      nonEmpty(env.WEBHOOK_ALLOW_PRIVATE_URLS),
+      false,
+    ),
+    // Up to the process's 10 000 connections, which turns the per-address bound off.
+    maxConnectionsPerAddress: parseInteger(
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      nonEmpty(env.MAX_CONNECTIONS_PER_ADDRESS),
+      1000,
+      1,
+      10_000,
+    ),
+    eventRetentionDays: parseInteger(
+      'EVENT_RETENTION_DAYS',
+      nonEmpty(env.EVENT_RETENTION_DAYS),
+      DEFAULT_EVENT_RETENTION_DAYS,
+      1,
+      3650,
+    ),
+    webhookTimeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', nonEmpty(env.WEBHOOK_TIMEOUT_MS), 10_000, 100, 600_000),
+    webhookRetrySchedule: parseRetrySchedule(nonEmpty(env.WEBHOOK_RETRY_SCHEDULE) ?? DEFAULT_RETRY_SCHEDULE),
+  };
+}

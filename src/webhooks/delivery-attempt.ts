@@ -1,0 +1,83 @@
+import type http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eventId, toEvent } from '../api/representations.js';
+import type { AttemptOutcome, DueDelivery } from '../store/delivery-store.js';
+import type { DispatcherOptions } from './dispatcher.js';
+import { type SendResult, sendWebhook } from './send-webhook.js';
+import { webhookHeaders } from './signature.js';
+
+/** The first wait before recording an attempt again while the database is away; it doubles up to the max. */
+const RECORD_RETRY_MS = { first: 100, max: 5000 };
+
+export interface AttemptContext extends DispatcherOptions {
+  /** Aborts the request and stops recording (the dispatcher's stop gave up waiting). */
+  readonly signal: AbortSignal;
+  /** The endpoint's keep-alive agent for a URL. */
+  readonly agent: (url: URL) => http.Agent;
+}
+
+/**
+ * One attempt of a claimed delivery: signs and sends it, frees the endpoint's slot (`release`) once the
+ * request is over, records the outcome, then logs and counts it.
+ */
+export async function runAttempt(delivery: DueDelivery, release: () => void, context: AttemptContext): Promise<void> {
+  const { timeoutMs, policy, log, metrics, signal, agent } = context;
+  const attemptedAt = new Date();
+  const id = eventId(delivery.event.seq);
+  const body = JSON.stringify(toEvent(delivery.event));
+  const headers = webhookHeaders(delivery.endpoint.secret, id, attemptedAt, body);
+  const result = await sendWebhook({ url: delivery.endpoint.url, headers, body }, { policy, timeoutMs, signal, agent });
+  release();
+  if (signal.aborted) return;
+  const outcome = outcomeOf(delivery, result, attemptedAt, context.retrySchedule);
+  const recorded = await record(outcome, context);
+  log.info(
+    {
+      endpointId: delivery.endpoint.id,
+      eventId: id,
+      attempt: delivery.attempt,
+      status: outcome.status,
+      responseStatus: result.responseStatus,
+      error: result.error,
+      durationMs: Date.now() - attemptedAt.getTime(),
+      ...(recorded ? {} : { recorded }),
+    },
+    'webhook attempt',
+  );
+  if (recorded) {
+    metrics.webhookDeliveries.inc({ outcome: outcome.status === 'pending' ? 'retried' : outcome.status });
+  }
+}
+
+function outcomeOf(
+  delivery: DueDelivery,
+  result: SendResult,
+  attemptedAt: Date,
+  retrySchedule: readonly number[],
+): AttemptOutcome {
+  const ended = { delivery, attemptedAt, responseStatus: result.responseStatus, error: result.error };
+  if (result.delivered) return { ...ended, status: 'succeeded', nextAttemptAt: undefined };
+  const delay = retrySchedule[delivery.attempt - 1];
+  if (delay === undefined) return { ...ended, status: 'failed', nextAttemptAt: undefined };
+  return { ...ended, status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
+}
+
+/**
+ * Records the attempt, trying again while the database is away, for as long as the claim holds: an
+ * attempt that is sent but not recorded would be sent again once the lease ends. False when it was not
+ * recorded: the claim was lost (the delivery was claimed again, or removed), or it ran out.
+ */
+async function record(outcome: AttemptOutcome, context: AttemptContext): Promise<boolean> {
+  const { deliveries, log, signal } = context;
+  for (let wait = RECORD_RETRY_MS.first; ; wait = Math.min(2 * wait, RECORD_RETRY_MS.max)) {
+    try {
+      return await deliveries.finish(outcome);
+    } catch (error) {
+      if (signal.aborted || Date.now() + wait >= outcome.delivery.claimedUntil.getTime()) {
+        log.warn({ err: error }, 'recording a webhook attempt failed; it will be sent again after its lease');
+        return false;
+      }
+      await sleep(wait, undefined, { signal }).catch(() => undefined);
+    }
+  }
+}
