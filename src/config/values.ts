@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import type { LogLevel, TlsFiles } from './config.js';
 import { ConfigError } from './config-error.js';
 
+// Parsers of single settings, for loadConfig: each error names the variable and what it takes.
+
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function nonEmpty(value: string | undefined): string | undefined {
