@@ -10,6 +10,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Owned by StoreCache: the store's change token as this request sees it, read on first use. */
     storeToken: Promise<string> | null;
+    /** Owned by StoreCache: storeToken once it has resolved, so later cache reads need no promise. */
+    storeTokenValue: string | null;
   }
 }
 
@@ -32,14 +34,22 @@ export class StoreCache {
   }
 
   token(request: FastifyRequest): Promise<string> {
-    request.storeToken ??= this.#store.changeToken();
+    request.storeToken ??= this.#store.changeToken().then((token) => {
+      request.storeTokenValue = token;
+      return token;
+    });
     return request.storeToken;
   }
 
   create<V>(maxEntries: number): RequestCache<V> {
     const cache = new VersionedCache<V>(maxEntries);
     return {
-      get: async (request, key, load) => cache.get(await this.token(request), key, load),
+      // Once the token is known (after authentication, for every page) the read costs no extra promise.
+      get: (request, key, load) => {
+        const known = request.storeTokenValue;
+        if (known !== null) return cache.get(known, key, load);
+        return this.token(request).then((token) => cache.get(token, key, load));
+      },
     };
   }
 }
@@ -49,6 +59,7 @@ export const storeCache = fp(
   async (app: FastifyInstance, { store }: { store: Store }) => {
     app.decorate('storeCache', new StoreCache(store));
     app.decorateRequest('storeToken', null);
+    app.decorateRequest('storeTokenValue', null);
   },
   { name: 'store-cache' },
 );
