@@ -120,12 +120,14 @@ eachBackend((backend) => {
       );
       assert.ok(results.every((result) => result.status === 201));
       assert.equal(new Set(results.map((result) => (result.json as { id: number }).id)).size, 100);
-      const pids = new Set(
-        server
-          .stdout()
-          .match(/"pid":\d+[^\n]*"status":201/g)
-          ?.map((line) => line.split(',')[0]),
-      );
+      // A request's log line is written after its response, and reaches stdout through the primary: wait
+      // for all 100 before asking which workers wrote them.
+      const answered = () => server.stdout().match(/"pid":\d+[^\n]*"status":201/g) ?? [];
+      for (const deadline = Date.now() + 10_000; answered().length < 100 && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(answered().length, 100, 'one log line per request');
+      const pids = new Set(answered().map((line) => line.split(',')[0]));
       assert.equal(pids.size, 2, 'both workers answered requests');
       // Each scrape lands on one worker, and reports both: the primary sums them.
       for (let i = 0; i < 4; i++) {
