@@ -13,10 +13,10 @@ describe('DeliveryPace', () => {
   test('busy windows halve what was started, down to the floor and never below it', () => {
     const pace = new DeliveryPace(bounds);
     // Halves the attempts actually started, not an allowance that went unused.
-    assert.equal(pace.observe(0.95, 160), 80);
+    assert.equal(pace.observe(0.8, 160), 80);
     assert.equal(pace.observe(1, 80), 40);
     assert.equal(pace.observe(1, 40), 20);
-    assert.equal(pace.observe(0.9, 20), 10);
+    assert.equal(pace.observe(0.75, 20), 10);
     assert.equal(pace.observe(1, 10), 10);
     // Nothing started (nothing due) while busy: the floor, so a burst of due work starts paced.
     assert.equal(new DeliveryPace(bounds).observe(1, 0), 10);
@@ -31,7 +31,7 @@ describe('DeliveryPace', () => {
   test('windows with room double the allowance up to the ceiling', () => {
     const pace = new DeliveryPace(bounds);
     pace.observe(1, 0);
-    const grown = [0.5, 0.1, 0, 0.69, 0.3, 0.2, 0.1, 0].map((utilization) => pace.observe(utilization, 5));
+    const grown = [0.4, 0.1, 0, 0.49, 0.3, 0.2, 0.1, 0].map((utilization) => pace.observe(utilization, 5));
     assert.deepEqual(grown, [20, 40, 80, 160, 320, 640, 1000, 1000]);
   });
 
@@ -39,8 +39,8 @@ describe('DeliveryPace', () => {
     const pace = new DeliveryPace(bounds);
     pace.observe(1, 40);
     assert.equal(pace.allowance, 20);
-    assert.equal(pace.observe(0.7, 20), 20);
-    assert.equal(pace.observe(0.85, 3), 20);
+    assert.equal(pace.observe(0.5, 20), 20);
+    assert.equal(pace.observe(0.74, 3), 20);
   });
 });
 

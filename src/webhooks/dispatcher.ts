@@ -24,9 +24,9 @@ const IN_FLIGHT = 64;
 const CLAIM_GAP_MS = 5;
 /**
  * Attempts started are paced per window of this long, by the event loop's utilization over the last one
- * (see DeliveryPace): while API requests saturate the loop, deliveries start at the floor's rate, 100/s
- * (so about 2–3 % of the loop's time), and catch up once it has room. The ceiling (10,000/s) never binds:
- * unpaced, one process sent at most about 2,000/s.
+ * (see DeliveryPace): while API requests keep the loop three-quarters busy or more, deliveries start at the
+ * floor's rate, 100/s (so about 2–3 % of the loop's time), and catch up once it has room. The ceiling
+ * (10,000/s) never binds: unpaced, one process sent at most about 2,000/s.
  */
 const PACE_WINDOW_MS = 100;
 const PACE = { floor: 10, ceiling: 1000 };
