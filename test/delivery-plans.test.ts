@@ -3,6 +3,7 @@ import { describe, type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { IN_INDEX_ORDER, DELIVERY_QUERIES as POSTGRES_QUERIES } from '../src/store/postgres/deliveries.js';
 import { DELIVERY_QUERIES as SQLITE_QUERIES } from '../src/store/sqlite/deliveries.js';
+import { FAN_OUT_QUERIES, SqliteFanOut } from '../src/store/sqlite/fan-out.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { BACKENDS, postgresStoreWithClient } from './helpers/stores.js';
 
@@ -21,6 +22,10 @@ describe('delivery plans [sqlite]', () => {
     VALUES ('https://a.example.com/', 'pet.created', 1, 's', 0), ('https://b.example.com/', 'pet.created', 0, 's', 0)`);
   db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${2 * BACKLOG})
     INSERT INTO events (type, at, data) SELECT 'pet.created', i, '${PET}' FROM n`);
+  // Queued as fan-out queues them: to the enabled endpoint, which is then fanned out to the newest event.
+  db.exec(`INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
+    SELECT seq, 1, 'pending', at FROM events;
+    UPDATE webhook_endpoints SET fanned_seq = ${2 * BACKLOG} WHERE id = 1`);
   db.exec(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE event_seq <= ${BACKLOG}`);
   const plan = (sql: string) =>
     (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ endpoint: 1, now: 3 * BACKLOG, limit: 16 }) as { detail: string }[])
@@ -44,6 +49,33 @@ describe('delivery plans [sqlite]', () => {
     assert.match(stats, /SEARCH e USING INTEGER PRIMARY KEY/, stats);
     assert.doesNotMatch(stats, /SCAN (d|e)\b/, stats);
     assert.deepEqual(db.prepare(SQLITE_QUERIES.stats).get(), { pending: BACKLOG, oldest: BACKLOG + 1 });
+  });
+
+  test("fan-out reads each endpoint's span of events by seq; the newest seq is one probe", () => {
+    const queue = (
+      db.prepare(`EXPLAIN QUERY PLAN ${FAN_OUT_QUERIES.queue}`).all({ endpoint: null, span: 16 }) as {
+        detail: string;
+      }[]
+    )
+      .map((row) => row.detail)
+      .join(' | ');
+    assert.match(queue, /SCAN w .*SEARCH e USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)/, queue);
+    const behind = plan(FAN_OUT_QUERIES.behind);
+    assert.doesNotMatch(behind, /SCAN events/, behind);
+    // The disabled endpoint, enabled at position 0: one step queues the 16 events after it, and moves it on;
+    // the other endpoint is at the newest event already.
+    db.exec('UPDATE webhook_endpoints SET enabled = 1 WHERE id = 2');
+    const before = db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get();
+    new SqliteFanOut(db).step(16);
+    assert.deepEqual(
+      db.prepare('SELECT min(event_seq) AS first, count(*) AS n FROM webhook_deliveries WHERE endpoint_id = 2').get(),
+      { first: 1, n: 16 },
+    );
+    assert.equal(db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get(), Number(before) + 16);
+    assert.deepEqual(db.prepare('SELECT fanned_seq FROM webhook_endpoints ORDER BY id').pluck().all(), [
+      2 * BACKLOG,
+      16,
+    ]);
   });
 });
 

@@ -1,18 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { EVENT_TYPES } from '../src/domain/event-types.js';
-import type { AttemptOutcome, ClaimQuery, DueDelivery } from '../src/store/delivery-store.js';
+import type { AttemptOutcome, DueDelivery } from '../src/store/delivery-store.js';
 import type { Store } from '../src/store/store.js';
+import { claimQuery } from './helpers/claims.js';
 import { eachBackend } from './helpers/harness.js';
 
 const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
 
 /** A time after every event these tests record (PostgreSQL stamps events with its own clock). */
 const later = (ms = 0) => new Date(Date.now() + 1000 + ms);
-
-function query(now: Date, overrides: Partial<ClaimQuery> = {}): ClaimQuery {
-  return { now, leaseMs: 60_000, limit: 100, perEndpoint: 100, inFlight: new Map(), ...overrides };
-}
 
 function outcome(delivery: DueDelivery, overrides: Partial<AttemptOutcome> = {}): AttemptOutcome {
   return {
@@ -49,7 +46,7 @@ eachBackend((backend) => {
       const b = await endpoint(store, 'https://b.example.com/');
       await pets(store, 5);
       const now = later();
-      const first = await store.deliveries.claim(query(now, { perEndpoint: 2 }));
+      const first = await store.deliveries.claim(claimQuery(now, { perEndpoint: 2 }));
       assert.deepEqual(first.map((delivery) => delivery.endpoint.id).sort(), [a.id, a.id, b.id, b.id].sort());
       const one = first.find((delivery) => delivery.endpoint.id === a.id) as DueDelivery;
       assert.deepEqual(one.endpoint, { id: a.id, url: 'https://a.example.com/', secret: SECRET });
@@ -65,14 +62,14 @@ eachBackend((backend) => {
         [a.id, 2],
         [b.id, 1],
       ]);
-      const second = await store.deliveries.claim(query(now, { perEndpoint: 3, inFlight }));
+      const second = await store.deliveries.claim(claimQuery(now, { perEndpoint: 3, inFlight }));
       assert.deepEqual(second.map((delivery) => delivery.endpoint.id).sort(), [a.id, b.id, b.id].sort());
       const ids = [...first, ...second].map((delivery) => delivery.id);
       assert.equal(new Set(ids).size, ids.length, 'nothing claimed twice');
-      assert.equal((await store.deliveries.claim(query(now, { limit: 1 }))).length, 1);
-      assert.equal((await store.deliveries.claim(query(now, { limit: 0 }))).length, 0);
-      assert.equal((await store.deliveries.claim(query(now))).length, 2, 'the 10 deliveries, each claimed once');
-      assert.deepEqual(await store.deliveries.claim(query(later(1000))), []);
+      assert.equal((await store.deliveries.claim(claimQuery(now, { limit: 1 }))).length, 1);
+      assert.equal((await store.deliveries.claim(claimQuery(now, { limit: 0 }))).length, 0);
+      assert.equal((await store.deliveries.claim(claimQuery(now))).length, 2, 'the 10 deliveries, each claimed once');
+      assert.deepEqual(await store.deliveries.claim(claimQuery(later(1000))), []);
     });
 
     test('a claim holds until its lease; then another takes it, and the late finisher records nothing', async (t) => {
@@ -80,10 +77,10 @@ eachBackend((backend) => {
       const { id } = await endpoint(store);
       await pets(store, 1);
       const now = later();
-      const [mine] = await store.deliveries.claim(query(now, { leaseMs: 1000 }));
+      const [mine] = await store.deliveries.claim(claimQuery(now, { leaseMs: 1000 }));
       assert.ok(mine);
-      assert.deepEqual(await store.deliveries.claim(query(new Date(now.getTime() + 999))), []);
-      const [theirs] = await store.deliveries.claim(query(new Date(now.getTime() + 1001)));
+      assert.deepEqual(await store.deliveries.claim(claimQuery(new Date(now.getTime() + 999))), []);
+      const [theirs] = await store.deliveries.claim(claimQuery(new Date(now.getTime() + 1001)));
       assert.equal(theirs?.id, mine.id);
       assert.equal(theirs?.attempt, 1);
       assert.equal(await store.deliveries.finish(outcome(mine)), false, 'the lost claim records nothing');
@@ -101,7 +98,7 @@ eachBackend((backend) => {
       const { id } = await endpoint(store);
       await pets(store, 2);
       const now = later();
-      const [retried, done] = (await store.deliveries.claim(query(now))) as [DueDelivery, DueDelivery];
+      const [retried, done] = (await store.deliveries.claim(claimQuery(now))) as [DueDelivery, DueDelivery];
       const next = new Date(now.getTime() + 10_000);
       const failure = {
         status: 'pending',
@@ -111,12 +108,12 @@ eachBackend((backend) => {
       };
       assert.equal(await store.deliveries.finish(outcome(retried, failure as Partial<AttemptOutcome>)), true);
       assert.equal(await store.deliveries.finish(outcome(done)), true);
-      assert.deepEqual(await store.deliveries.claim(query(new Date(next.getTime() - 1))), []);
-      const [again] = await store.deliveries.claim(query(next));
+      assert.deepEqual(await store.deliveries.claim(claimQuery(new Date(next.getTime() - 1))), []);
+      const [again] = await store.deliveries.claim(claimQuery(next));
       assert.equal(again?.id, retried.id);
       assert.equal(again?.attempt, 2);
       assert.equal(await store.deliveries.finish(outcome(again as DueDelivery, { status: 'failed' })), true);
-      assert.deepEqual(await store.deliveries.claim(query(later(60_000))), []);
+      assert.deepEqual(await store.deliveries.claim(claimQuery(later(60_000))), []);
       const log = await store.webhooks.attempts(id, { limit: 10 });
       assert.deepEqual(
         log.map((entry) => [entry.eventSeq, entry.attempt, entry.status, entry.nextAttemptAt?.getTime() ?? null]),
@@ -133,10 +130,10 @@ eachBackend((backend) => {
       const { id } = await endpoint(store);
       await pets(store, 5);
       const now = later();
-      const claimed = await store.deliveries.claim(query(now, { leaseMs: 1000 }));
+      const claimed = await store.deliveries.claim(claimQuery(now, { leaseMs: 1000 }));
       assert.equal(claimed.length, 5);
       const [lost, ...kept] = claimed as [DueDelivery, ...DueDelivery[]];
-      const [again] = await store.deliveries.claim(query(new Date(now.getTime() + 1001), { limit: 1 }));
+      const [again] = await store.deliveries.claim(claimQuery(new Date(now.getTime() + 1001), { limit: 1 }));
       assert.equal(again?.id, lost.id, 'the first claim ran out and was taken again');
       const retry = { status: 'pending', error: 'answered 500', responseStatus: 500, nextAttemptAt: later(60_000) };
       const results = await Promise.all([
@@ -164,10 +161,10 @@ eachBackend((backend) => {
       assert.equal(stats.pending, 3);
       assert.ok(stats.oldestPendingSeconds >= 5 && stats.oldestPendingSeconds < 10, `${stats.oldestPendingSeconds}`);
       await store.webhooks.update(id, { enabled: false });
-      assert.deepEqual(await store.deliveries.claim(query(later())), []);
+      assert.deepEqual(await store.deliveries.claim(claimQuery(later())), []);
       assert.deepEqual(await store.deliveries.stats(later()), { pending: 0, oldestPendingSeconds: 0 });
       await store.webhooks.update(id, { enabled: true });
-      assert.equal((await store.deliveries.claim(query(later()))).length, 3);
+      assert.equal((await store.deliveries.claim(claimQuery(later()))).length, 3);
     });
   });
 });

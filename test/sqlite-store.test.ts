@@ -10,6 +10,7 @@ import { PET_QUERIES } from '../src/store/sqlite/pets.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { WriteTurns } from '../src/store/sqlite/write-turns.js';
 import { StoreUnavailableError } from '../src/store/store.js';
+import { claimEverything } from './helpers/claims.js';
 import { tempDir } from './helpers/temp-dir.js';
 
 function plan(db: Database.Database, sql: string, ...params: unknown[]): string {
@@ -57,6 +58,31 @@ test('sqlite: migrations are recorded, idempotent, and a newer schema is refused
   db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(SQLITE_MIGRATIONS.length + 1, 0);
   db.close();
   assert.throws(() => SqliteStore.open(path), /newer than this petstore knows/);
+});
+
+test('sqlite: upgraded to fan-out after the commit, each event goes out once: queued by the trigger, or after', async (t) => {
+  const path = join(tempDir(t), 'p.db');
+  const old = new Database(path);
+  old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const triggerVersion = SQLITE_MIGRATIONS.findIndex((migration) =>
+    migration.includes('CREATE TRIGGER events_fan_out'),
+  );
+  for (const [i, migration] of SQLITE_MIGRATIONS.slice(0, triggerVersion + 1).entries()) {
+    old.exec(migration);
+    old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
+  }
+  old.exec(`INSERT INTO webhook_endpoints (url, events, enabled, secret, created_at)
+    VALUES ('https://hooks.example.com/', 'pet.created', 1, 's', 0);
+    INSERT INTO events (type, at, data) VALUES ('pet.created', 0, '{"id":1,"name":"Old","category_id":1,"status":"sold"}')`);
+  assert.equal(old.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get(), 1, 'the trigger queued it');
+  old.close();
+  const store = SqliteStore.open(path);
+  t.after(() => store.close());
+  await store.pets.create({ name: 'New', categoryId: 1, status: 'available' });
+  assert.deepEqual(
+    (await claimEverything(store)).map((delivery) => delivery.event.seq),
+    [1, 2],
+  );
 });
 
 test('sqlite: the database file holds key hashes, never keys', async (t) => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import type { NewWebhookEndpointRecord } from '../src/store/webhook-store.js';
+import { claimEverything } from './helpers/claims.js';
 import { eachBackend } from './helpers/harness.js';
 
 const endpoint = (overrides: Partial<NewWebhookEndpointRecord> = {}): NewWebhookEndpointRecord => ({
@@ -52,9 +53,8 @@ eachBackend((backend) => {
       const disabled = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
       await store.webhooks.update(disabled.id, { enabled: false });
       await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
-      const queued = await fixture.sql('SELECT endpoint_id FROM webhook_deliveries ORDER BY id');
       assert.deepEqual(
-        queued.map((row) => Number(row.endpoint_id)),
+        (await claimEverything(store)).map((delivery) => delivery.endpoint.id),
         [subscribed.id],
       );
       assert.equal(await store.webhooks.remove(subscribed.id), true);
@@ -65,6 +65,34 @@ eachBackend((backend) => {
         [elsewhere.id, disabled.id],
       );
       assert.deepEqual(await store.webhooks.attempts(subscribed.id, { limit: 10 }), []);
+    });
+
+    test('a subscription change holds from then on: what was recorded before goes out as subscribed then', async (t) => {
+      const { store } = await fresh(t);
+      const pet = async () => (await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' })).id;
+      const paused = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const switched = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const before = await pet();
+      await store.webhooks.update(paused.id, { enabled: false });
+      await store.webhooks.update(switched.id, { events: ['order.placed'] });
+      const meanwhile = await pet();
+      await store.webhooks.update(paused.id, { enabled: true });
+      await store.webhooks.update(switched.id, { events: ['pet.created'], description: 'back' });
+      const after = await pet();
+      const late = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      assert.deepEqual(
+        (await claimEverything(store)).map(({ endpoint, event }) => [
+          endpoint.id,
+          event.type === 'pet.created' && event.pet.id,
+        ]),
+        [
+          [paused.id, before],
+          [paused.id, after],
+          [switched.id, before],
+          [switched.id, after],
+        ],
+        `not ${meanwhile} (recorded while one was disabled and the other subscribed elsewhere), nothing to ${late.id}`,
+      );
     });
   });
 });

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint } from '../delivery-rows.js';
 import type { AttemptOutcome, ClaimQuery, DeliveryStats, DeliveryStore, DueDelivery } from '../delivery-store.js';
 import { fromMilliseconds } from '../rows.js';
+import { type SqliteFanOut, SUBSCRIBED } from './fan-out.js';
 import type { GroupCommit } from './group-commit.js';
 
 /** The statements, exported so a test can check their plans. */
@@ -23,7 +24,10 @@ export const DELIVERY_QUERIES = {
       error, attempted_at, next_attempt_at)
     VALUES (@id, @endpointId, @eventSeq, @type, @attempt, @status, @responseStatus, @error, @attemptedAt,
       @nextAttemptAt)`,
-  stats: deliveryStatsQuery('w.enabled = 1'),
+  stats: deliveryStatsQuery('w.enabled = 1', {
+    count: `SELECT count(*) FROM events e WHERE e.seq > w.fanned_seq AND ${SUBSCRIBED}`,
+    first: `SELECT e.seq FROM events e WHERE e.seq > w.fanned_seq AND ${SUBSCRIBED} ORDER BY e.seq LIMIT 1`,
+  }),
 };
 
 /**
@@ -40,8 +44,9 @@ interface DueRow {
 
 /**
  * Deliveries on SQLite. A claim is one write through the group commit (BEGIN IMMEDIATE), which holds the
- * file's write lock, so `serve --workers` processes on one file never claim the same delivery. A claim
- * first looks without writing: an idle poll costs one indexed read per enabled endpoint, not a commit.
+ * file's write lock, so `serve --workers` processes on one file never claim the same delivery. It first
+ * queues the deliveries of events recorded since the last one (SqliteFanOut), then claims. A claim first
+ * looks without writing: an idle poll costs an indexed read or two per enabled endpoint, not a commit.
  */
 export class SqliteDeliveryStore implements DeliveryStore {
   readonly #enabled: Database.Statement<[], number>;
@@ -52,9 +57,11 @@ export class SqliteDeliveryStore implements DeliveryStore {
   readonly #log: Database.Statement<[Record<string, unknown>]>;
   readonly #stats: Database.Statement<[], { pending: number; oldest: number | null }>;
   readonly #writes: GroupCommit;
+  readonly #fanOut: SqliteFanOut;
 
-  constructor(db: Database.Database, writes: GroupCommit) {
+  constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut) {
     this.#writes = writes;
+    this.#fanOut = fanOut;
     this.#enabled = db.prepare<[], number>(DELIVERY_QUERIES.enabled).pluck();
     this.#due = db.prepare(DELIVERY_QUERIES.due);
     this.#claim = db.prepare(DELIVERY_QUERIES.claim);
@@ -77,9 +84,12 @@ export class SqliteDeliveryStore implements DeliveryStore {
   }
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
-    if (query.limit <= 0 || this.#lookDue(query).length === 0) return [];
+    if (query.limit <= 0 || (this.#lookDue(query).length === 0 && !this.#fanOut.behind())) return [];
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
     return this.#writes.run(() => {
+      // At most as many events as the claim may take: fan-out keeps the dispatcher's pace, and a backlog
+      // is queued as it is sent, never all in one write.
+      this.#fanOut.step(query.limit);
       // Again under the write lock: another process may have claimed some since the look.
       const ids = JSON.stringify(this.#lookDue(query));
       this.#claim.run(claimedUntil.getTime(), ids);

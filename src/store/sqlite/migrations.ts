@@ -129,4 +129,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     WHERE enabled = 1 AND instr(',' || events || ',', ',' || NEW.type || ',') > 0;
   END;
   `,
+  `
+  -- Fan-out after the commit (src/store/sqlite/fan-out.ts): each endpoint keeps the seq of the newest event
+  -- it was fanned out to. The trigger fanned out every event recorded so far, in the event's transaction.
+  ALTER TABLE webhook_endpoints ADD COLUMN fanned_seq INTEGER NOT NULL DEFAULT 0;
+  UPDATE webhook_endpoints SET fanned_seq = (SELECT coalesce(max(seq), 0) FROM events);
+  DROP TRIGGER events_fan_out;
+  `,
 ];

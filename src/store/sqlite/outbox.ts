@@ -4,7 +4,7 @@ import type { OrderRow, PetRow } from '../rows.js';
 
 /**
  * The outbox's write side on SQLite: a write records its events with this, inside its own transaction, so
- * they commit with the change or not at all. The events_fan_out trigger queues their webhook deliveries.
+ * they commit with the change or not at all. Their webhook deliveries are queued after the commit (fan-out.ts).
  */
 export class SqliteOutbox {
   readonly #insert: Database.Statement<[string, number, string, string | null]>;

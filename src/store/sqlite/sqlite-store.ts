@@ -9,6 +9,7 @@ import { SqliteApiKeyStore } from './api-keys.js';
 import { changeTokenReader } from './change-token.js';
 import { SqliteDeliveryStore } from './deliveries.js';
 import { SqliteEventStore } from './events.js';
+import { SqliteFanOut } from './fan-out.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteIdempotencyKeys } from './idempotency.js';
 import { openDatabase } from './open-database.js';
@@ -48,8 +49,9 @@ export class SqliteStore implements Store {
     this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
     this.events = new SqliteEventStore(db, this.#writes);
     this.apiKeys = new SqliteApiKeyStore(db, this.#writes);
-    this.webhooks = new SqliteWebhookStore(db, this.#writes);
-    this.deliveries = new SqliteDeliveryStore(db, this.#writes);
+    const fanOut = new SqliteFanOut(db);
+    this.webhooks = new SqliteWebhookStore(db, this.#writes, fanOut);
+    this.deliveries = new SqliteDeliveryStore(db, this.#writes, fanOut);
     this.#stopWalChecks = shrinkSwollenWal(db);
   }
 

@@ -20,6 +20,7 @@ import type {
   WebhookEndpointRecord,
   WebhookStore,
 } from '../webhook-store.js';
+import { EVENTS_HEAD, type SqliteFanOut } from './fan-out.js';
 import type { GroupCommit } from './group-commit.js';
 
 type Row = WebhookEndpointRow<number>;
@@ -31,17 +32,21 @@ const recordOrNone = (row: Row | undefined) => (row === undefined ? undefined : 
 const bindable = (value: string | boolean | null): SqlValue => (typeof value === 'boolean' ? Number(value) : value);
 
 const QUERIES = {
-  insert: `INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at)
-    VALUES (?, ?, ?, 1, ?, ?) RETURNING ${ENDPOINT_COLUMNS}`,
+  // Sent only what is recorded from now on (fan-out.ts).
+  insert: `INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at, fanned_seq)
+    VALUES (?, ?, ?, 1, ?, ?, ${EVENTS_HEAD}) RETURNING ${ENDPOINT_COLUMNS}`,
   update: `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
     enabled = coalesce(?, enabled), description = CASE WHEN ? THEN ? ELSE description END
     WHERE id = ? RETURNING ${ENDPOINT_COLUMNS}`,
+  fannedToHead: `UPDATE webhook_endpoints SET fanned_seq = ${EVENTS_HEAD} WHERE id = ?`,
   ...webhookQueries(sqliteParam),
 };
 
 /** Webhook endpoints and their deliveries log on SQLite; writes go through the group commit. */
 export class SqliteWebhookStore implements WebhookStore {
   readonly #writes: GroupCommit;
+  readonly #fanOut: SqliteFanOut;
+  readonly #fannedToHead: Database.Statement<[number]>;
   readonly #insert: Database.Statement<SqlValue[], Row>;
   readonly #get: Database.Statement<[number], Row>;
   readonly #page: Database.Statement<[number, number], Row>;
@@ -49,8 +54,10 @@ export class SqliteWebhookStore implements WebhookStore {
   readonly #remove: Database.Statement<[number]>;
   readonly #attempts: Database.Statement<[number, number, number], DeliveryAttemptRow<number>>;
 
-  constructor(db: Database.Database, writes: GroupCommit) {
+  constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut) {
     this.#writes = writes;
+    this.#fanOut = fanOut;
+    this.#fannedToHead = db.prepare(QUERIES.fannedToHead);
     this.#insert = db.prepare<SqlValue[], Row>(QUERIES.insert);
     this.#get = db.prepare(QUERIES.get);
     this.#page = db.prepare(QUERIES.page);
@@ -80,7 +87,15 @@ export class SqliteWebhookStore implements WebhookStore {
 
   update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
     const values = [...changeValues(change).map(bindable), id];
-    return this.#writes.run(() => recordOrNone(this.#update.get(...values)));
+    const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
+    return this.#writes.run(() => {
+      // What was recorded under the old subscription goes out as it said; nothing recorded while the
+      // endpoint was disabled, or of a type it was not subscribed to, is sent under the new one.
+      if (subscriptionChanges) this.#fanOut.settle(id);
+      const updated = this.#update.get(...values);
+      if (subscriptionChanges) this.#fannedToHead.run(id);
+      return recordOrNone(updated);
+    });
   }
 
   remove(id: number): Promise<boolean> {

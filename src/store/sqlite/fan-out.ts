@@ -1,0 +1,68 @@
+import type Database from 'better-sqlite3';
+
+/** The newest event's seq: what an endpoint fanned out this far has been given everything of. */
+export const EVENTS_HEAD = '(SELECT coalesce(max(seq), 0) FROM events)';
+
+/** An event of `e` is of a type the endpoint `w` is subscribed to (`events` is comma-separated). */
+export const SUBSCRIBED = `instr(',' || w.events || ',', ',' || e.type || ',') > 0`;
+
+/** The statements, exported so a test can check their plans. */
+export const FAN_OUT_QUERIES = {
+  /** Whether an enabled endpoint has events after its fanned_seq: then a claim has work even with none due. */
+  behind: `SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND fanned_seq < ${EVENTS_HEAD} LIMIT 1`,
+  /**
+   * Queues the deliveries of up to @span events after each enabled endpoint's fanned_seq (@endpoint: one).
+   * CROSS JOIN keeps the endpoints outside: each reads its span of events by seq, never the whole table.
+   */
+  queue: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
+    SELECT e.seq, w.id, 'pending', e.at FROM webhook_endpoints w
+    CROSS JOIN events e ON e.seq > w.fanned_seq AND e.seq <= w.fanned_seq + @span
+    WHERE w.enabled = 1 AND (@endpoint IS NULL OR w.id = @endpoint) AND ${SUBSCRIBED}`,
+  advance: `UPDATE webhook_endpoints SET fanned_seq = min(${EVENTS_HEAD}, fanned_seq + @span)
+    WHERE enabled = 1 AND (@endpoint IS NULL OR id = @endpoint) AND fanned_seq < ${EVENTS_HEAD}`,
+};
+
+/**
+ * Fan-out on SQLite: an event's deliveries are queued after its commit, not in it. Each endpoint keeps the
+ * seq of the newest event it was fanned out to; a claim queues the deliveries of the events after it, a
+ * few at a time, and moves it on; a change of subscription first settles the old one (settle()), so an
+ * event still goes to the endpoints subscribed and enabled when it was recorded. A create thus writes its
+ * event only: on SQLite every write runs on the event loop, and the trigger that queued the delivery in
+ * the create's transaction cost creates about a fifth of their rate (docs/decisions.md). Seq is the commit
+ * order (one writer at a time), so no event can commit behind an endpoint's position.
+ * Runs inside a write (the group commit): the queue and the move commit together.
+ */
+export class SqliteFanOut {
+  readonly #behind: Database.Statement<[], unknown>;
+  readonly #queue: Database.Statement<[{ endpoint: number | null; span: number }]>;
+  readonly #advance: Database.Statement<[{ endpoint: number | null; span: number }]>;
+
+  constructor(db: Database.Database) {
+    this.#behind = db.prepare(FAN_OUT_QUERIES.behind);
+    this.#queue = db.prepare(FAN_OUT_QUERIES.queue);
+    this.#advance = db.prepare(FAN_OUT_QUERIES.advance);
+  }
+
+  /** True when some enabled endpoint has events it was not fanned out to yet. */
+  behind(): boolean {
+    return this.#behind.get() !== undefined;
+  }
+
+  /** Fans every enabled endpoint out to at most `span` more events. */
+  step(span: number): void {
+    this.#run(null, span);
+  }
+
+  /**
+   * Fans one endpoint out to the newest event, if it is enabled: before its subscription changes, so that
+   * what was recorded under the old one is sent as it said.
+   */
+  settle(endpoint: number): void {
+    this.#run(endpoint, Number.MAX_SAFE_INTEGER);
+  }
+
+  #run(endpoint: number | null, span: number): void {
+    this.#queue.run({ endpoint, span });
+    this.#advance.run({ endpoint, span });
+  }
+}

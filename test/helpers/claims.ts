@@ -1,0 +1,13 @@
+import type { ClaimQuery, DueDelivery } from '../../src/store/delivery-store.js';
+import type { Store } from '../../src/store/store.js';
+
+/** A claim of up to 100 deliveries at `now`, nothing in flight, a minute's lease. */
+export function claimQuery(now: Date, overrides: Partial<ClaimQuery> = {}): ClaimQuery {
+  return { now, leaseMs: 60_000, limit: 100, perEndpoint: 100, inFlight: new Map(), ...overrides };
+}
+
+/** Every delivery due within a minute, claimed at once, by endpoint and then event. */
+export async function claimEverything(store: Store): Promise<DueDelivery[]> {
+  const claimed = await store.deliveries.claim(claimQuery(new Date(Date.now() + 60_000)));
+  return claimed.sort((a, b) => a.endpoint.id - b.endpoint.id || a.event.seq - b.event.seq);
+}
