@@ -5,10 +5,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { issueApiKey } from '../src/services/api-keys.js';
+import { waitUntil } from './helpers/eventually.js';
 import { type CallResult, eachBackend, expectError, type Harness, startHarness } from './helpers/harness.js';
 import { settledFeed } from './helpers/settled-feed.js';
 import { isStream, openStream, type SseStream } from './helpers/sse-client.js';
 import type { StoreBackend } from './helpers/stores.js';
+
+/** For what happens in the service's own process: a quick look, often. */
+const QUICK = { timeoutMs: 2000, everyMs: 10 };
 
 /** The stream, failing the test when the answer was not one. */
 async function stream(url: string, path: string, key: string, headers: Record<string, string> = {}) {
@@ -29,23 +33,6 @@ function nextCursor(result: CallResult): string {
   const match = /<([^>]+)>; rel="next"/.exec(result.headers.get('link') ?? '');
   assert.ok(match);
   return new URL(match[1] as string, 'http://x').searchParams.get('cursor') as string;
-}
-
-/** Waits until `check` holds, up to `timeoutMs`. */
-async function eventually(check: () => boolean, timeoutMs = 2000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail('condition not met in time');
-    await sleep(10);
-  }
-}
-
-async function eventuallyAsync(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) assert.fail('condition not met in time');
-    await sleep(50);
-  }
 }
 
 /** Creates one pet and returns how long (ms) from sending the request to its frame's arrival on `on`. */
@@ -216,13 +203,13 @@ eachBackend((backend) => {
       const others = new Set(await listeners());
       const ours = async () => (await listeners()).filter((pid) => !others.has(pid));
       const live = await open(t, h);
-      await eventuallyAsync(async () => (await ours()).length === 1);
+      await waitUntil('one stream of ours open', async () => (await ours()).length === 1);
       const [first] = await ours();
       await h.sql(`SELECT pg_terminate_backend(${first})`);
       const cutOff = await latencyOf(h, live, 'while-cut-off');
       t.diagnostic(`listener cut off: ${cutOff.toFixed(1)} ms`);
       assert.ok(cutOff < 1000, `${cutOff} ms`);
-      await eventuallyAsync(async () => {
+      await waitUntil('a new stream of ours listening', async () => {
         const now = await ours();
         return now.length === 1 && now[0] !== first;
       });
@@ -231,13 +218,17 @@ eachBackend((backend) => {
       assert.ok(again < 1000, `${again} ms`);
       // The last stream gone, the bell stops watching: no connection is left listening.
       live.close();
-      await eventuallyAsync(async () => (await ours()).length === 0);
+      await waitUntil('no stream of ours open', async () => (await ours()).length === 0);
     });
 
     test('keep-alive comments come at the configured interval', async (t) => {
       const h = await startHarness(t, backend, { eventStreamKeepAliveMs: 50 });
       const live = await open(t, h);
-      await eventually(() => live.frames.filter((frame) => frame.comment === 'keep-alive').length >= 3);
+      await waitUntil(
+        'three keep-alive comments',
+        () => live.frames.filter((frame) => frame.comment === 'keep-alive').length >= 3,
+        QUICK,
+      );
       assert.equal(live.events().length, 0);
     });
 
@@ -281,7 +272,7 @@ eachBackend((backend) => {
       both.close();
       const head = await h.call('HEAD', '/v1/events', { headers: { accept: 'text/event-stream' } });
       assert.equal(head.status, 200);
-      await eventually(() => h.app.feedBell.listeners === 0);
+      await waitUntil('no feed listener', () => h.app.feedBell.listeners === 0, QUICK);
     });
 
     test('a client that leaves frees its stream; its request line is logged', async (t) => {
@@ -291,10 +282,14 @@ eachBackend((backend) => {
       t.after(() => second.close());
       assert.equal(app.feedBell.listeners, 2);
       live.close();
-      await eventually(() => app.feedBell.listeners === 1);
+      await waitUntil('one feed listener', () => app.feedBell.listeners === 1, QUICK);
       second.close();
-      await eventually(() => app.feedBell.listeners === 0);
-      await eventually(() => lines.some((line) => line.requestId === 'leaver' && line.msg === 'request'));
+      await waitUntil('no feed listener', () => app.feedBell.listeners === 0, QUICK);
+      await waitUntil(
+        'the request line of the one who left',
+        () => lines.some((line) => line.requestId === 'leaver' && line.msg === 'request'),
+        QUICK,
+      );
       const line = lines.find((each) => each.requestId === 'leaver' && each.msg === 'request');
       assert.equal(line.operation, 'listEvents');
       assert.equal(line.status, 200);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { describe, test } from 'node:test';
+import { waitUntil } from './helpers/eventually.js';
 import { eachBackend, request } from './helpers/harness.js';
 import {
   cliEnv,
@@ -123,9 +124,14 @@ eachBackend((backend) => {
       // A request's log line is written after its response, and reaches stdout through the primary: wait
       // for all 100 before asking which workers wrote them.
       const answered = () => server.stdout().match(/"pid":\d+[^\n]*"status":201/g) ?? [];
-      for (const deadline = Date.now() + 10_000; answered().length < 100 && Date.now() < deadline; ) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitUntil(
+        () => `one log line per request (${answered().length} of 100)`,
+        () => answered().length >= 100,
+        {
+          timeoutMs: 10_000,
+          everyMs: 50,
+        },
+      );
       assert.equal(answered().length, 100, 'one log line per request');
       const pids = new Set(answered().map((line) => line.split(',')[0]));
       assert.equal(pids.size, 2, 'both workers answered requests');
@@ -148,18 +154,14 @@ eachBackend((backend) => {
           .filter((line) => line !== '');
       const [victim] = workers();
       process.kill(Number(victim), 'SIGKILL');
-      const deadline = Date.now() + 10_000;
-      let now = workers();
-      while (Date.now() < deadline && (now.length !== 2 || now.includes(victim as string))) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        now = workers();
-      }
-      assert.equal(
-        workers().length,
-        2,
-        `a new worker took its place: ${workers().join(' ')} (victim ${victim})\n${server.stdout().slice(-600)}`,
+      await waitUntil(
+        () => `a new worker in its place: ${workers().join(' ')} (victim ${victim})\n${server.stdout().slice(-600)}`,
+        () => {
+          const now = workers();
+          return now.length === 2 && !now.includes(victim as string);
+        },
+        { timeoutMs: 10_000, everyMs: 100 },
       );
-      assert.ok(!workers().includes(victim as string));
       for (let i = 0; i < 20; i++) {
         assert.equal((await request(server.url, 'GET', '/v1/pets', { key })).status, 200);
       }

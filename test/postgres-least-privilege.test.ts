@@ -5,6 +5,7 @@ import { describe, type TestContext, test } from 'node:test';
 import pg from 'pg';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres/migrations.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { eventually } from './helpers/eventually.js';
 import { type CallOptions, request } from './helpers/harness.js';
 import { cliEnv, createKey, firstKey, runCli, startServe } from './helpers/process.js';
 import { isStream, openStream } from './helpers/sse-client.js';
@@ -87,16 +88,6 @@ function refusal(version: number, schema: string): RegExp {
   );
 }
 
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe('PostgreSQL with the least privileges the README grants', { skip }, () => {
   test('the service runs every operation with exactly the README grants', async (t) => {
     const db = await deployment(t);
@@ -148,12 +139,16 @@ describe('PostgreSQL with the least privileges the README grants', { skip }, () 
     assert.ok(feed.length >= 4, JSON.stringify(feed));
     await stream.waitForEvents(feed.length, 5000);
     await receiver.until((got) => got.length >= feed.length, 10_000);
-    const log = await eventually(async () => {
-      const attempts = await ok('GET', `/v1/webhooks/${hook.id}/deliveries`, 200);
-      return attempts.length >= feed.length && attempts.every((a: { status: string }) => a.status === 'succeeded')
-        ? attempts
-        : undefined;
-    }, 'every event delivered and logged');
+    const log = await eventually(
+      'every event delivered and logged',
+      async () => {
+        const attempts = await ok('GET', `/v1/webhooks/${hook.id}/deliveries`, 200);
+        return attempts.length >= feed.length && attempts.every((a: { status: string }) => a.status === 'succeeded')
+          ? attempts
+          : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
     assert.equal(log.length, feed.length);
     await ok('DELETE', `/v1/webhooks/${hook.id}`, 204);
 

@@ -5,10 +5,14 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { waitUntil } from './helpers/eventually.js';
 import { eachBackend, request } from './helpers/harness.js';
 import { cliEnv, createKey, freshDatabaseUrl, startServe } from './helpers/process.js';
 import { settledFeed } from './helpers/settled-feed.js';
 import { tempDir } from './helpers/temp-dir.js';
+
+/** The README's programs are separate processes: they get time to start and to print. */
+const PATIENT = { timeoutMs: 10_000 };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const README_ORIGIN = 'http://127.0.0.1:8080';
@@ -50,14 +54,6 @@ function run(t: TestContext, command: string, args: string[], options: { cwd?: s
   return { child, output: () => output };
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -86,7 +82,7 @@ eachBackend((backend) => {
 
       // Registering: the answer shows the secret once.
       const registration = shell(sh[1] as string);
-      await until('the registration', () => registration.output().includes('"secret":"whsec_'));
+      await waitUntil('the registration', () => registration.output().includes('"secret":"whsec_'), PATIENT);
       assert.match(registration.output(), /"events":\["order\.placed","order\.status_changed"\]/);
 
       // The receiver, on its own port, and an endpoint for it.
@@ -114,9 +110,17 @@ eachBackend((backend) => {
       const [event] = await settledFeed((path) => call('GET', path), 1, 'type=pet.created');
       assert.equal(event.data.id, pet.id);
       const line = `pet.created ${event.id} ${JSON.stringify(pet)}`;
-      await until('the follower printing the event', () => follower.output().includes(`${event.timestamp} ${line}`));
-      await until('the stream sending it', () => stream.output().includes(`data: ${JSON.stringify(event)}`));
-      await until('the receiver verifying it', () => receiver.output().includes(line));
+      await waitUntil(
+        'the follower printing the event',
+        () => follower.output().includes(`${event.timestamp} ${line}`),
+        PATIENT,
+      );
+      await waitUntil(
+        'the stream sending it',
+        () => stream.output().includes(`data: ${JSON.stringify(event)}`),
+        PATIENT,
+      );
+      await waitUntil('the receiver verifying it', () => receiver.output().includes(line), PATIENT);
 
       // A forged delivery is refused, and nothing is printed for it.
       const forged = await fetch(`http://127.0.0.1:${port}/`, {

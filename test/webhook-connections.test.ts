@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type TestContext, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { PER_ENDPOINT } from '../src/webhooks/dispatcher.js';
+import { eventually } from './helpers/eventually.js';
 import { type Harness, startHarness } from './helpers/harness.js';
 import { BACKENDS } from './helpers/stores.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
@@ -27,15 +27,17 @@ async function register(h: Harness, url: string): Promise<number> {
 }
 
 /** The deliveries log of an endpoint once it holds `count` attempts. */
-async function attempts(h: Harness, endpoint: number, count: number): Promise<any[]> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const result = await h.call('GET', `/v1/webhooks/${endpoint}/deliveries?limit=100`);
-    assert.equal(result.status, 200, result.text);
-    if (result.json.length >= count) return result.json;
-    if (Date.now() > deadline) throw new Error(`${result.json.length} of ${count} attempts logged`);
-    await sleep(25);
-  }
+function attempts(h: Harness, endpoint: number, count: number): Promise<any[]> {
+  let logged = 0;
+  return eventually(
+    () => `${count} attempts logged (${logged} were)`,
+    async () => {
+      const result = await h.call('GET', `/v1/webhooks/${endpoint}/deliveries?limit=100`);
+      assert.equal(result.status, 200, result.text);
+      logged = result.json.length;
+      return logged >= count ? result.json : undefined;
+    },
+  );
 }
 
 test('attempts to one endpoint reuse connections: at most its in-flight bound of them', async (t) => {

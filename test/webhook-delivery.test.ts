@@ -8,6 +8,7 @@ import { issueApiKey } from '../src/services/api-keys.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { PER_ENDPOINT } from '../src/webhooks/dispatcher.js';
 import type { Lookup } from '../src/webhooks/target-policy.js';
+import { eventually, waitUntil } from './helpers/eventually.js';
 import { eachBackend, type Harness, type HarnessOptions, request, startHarness } from './helpers/harness.js';
 import { createPgCluster, pgClusterUnavailable, sparePort } from './helpers/pg-cluster.js';
 import { cliEnv, createKey, startServe } from './helpers/process.js';
@@ -39,26 +40,12 @@ async function attempts(h: Harness, endpoint: number): Promise<any[]> {
   return result.json;
 }
 
-async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(25);
-  }
-}
-
 /** The log once it holds `count` attempts whose newest is final (succeeded or failed). */
 const settledLog = (h: Harness, endpoint: number, count: number) =>
-  eventually(
-    async () => {
-      const log = await attempts(h, endpoint);
-      return log.length >= count && log[0].status !== 'pending' ? log : undefined;
-    },
-    5000,
-    `endpoint ${endpoint}'s ${count} attempts`,
-  );
+  eventually(`endpoint ${endpoint}'s ${count} attempts`, async () => {
+    const log = await attempts(h, endpoint);
+    return log.length >= count && log[0].status !== 'pending' ? log : undefined;
+  });
 
 function verify(secret: string, request: { headers: Record<string, string>; body: string }): unknown {
   return new Webhook(secret).verify(request.body, request.headers);
@@ -91,15 +78,11 @@ function suite(backend: StoreBackend) {
     );
 
     // The feed (PostgreSQL) shows an event once every transaction that began before it ended: poll.
-    const feed = await eventually(
-      async () => {
-        const page = await h.call('GET', '/v1/events');
-        assert.equal(page.status, 200, page.text);
-        return page.json.length === 4 ? page : undefined;
-      },
-      5000,
-      'the four events in the feed',
-    );
+    const feed = await eventually('the four events in the feed', async () => {
+      const page = await h.call('GET', '/v1/events');
+      assert.equal(page.status, 200, page.text);
+      return page.json.length === 4 ? page : undefined;
+    });
     const byId = new Map(receiver.received.map((request) => [request.headers['webhook-id'], request]));
     for (const event of feed.json) {
       const request = byId.get(event.id);
@@ -301,7 +284,7 @@ function suite(backend: StoreBackend) {
     await register(h, ok.url);
     const { id } = await register(h, down.url);
     await h.createPets(1);
-    await eventually(async () => ((await attempts(h, id)).length === 2 ? true : undefined), 3000, 'two attempts');
+    await waitUntil('two attempts', async () => (await attempts(h, id)).length === 2, { timeoutMs: 3000 });
     await sleep(1000);
     const text = (await h.call('GET', '/metrics')).text;
     assert.match(text, /^petstore_webhook_deliveries_total\{outcome="succeeded"\} 1$/m);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { TestContext } from 'node:test';
+import { waitUntil } from './eventually.js';
 
 /** One request a receiver got. */
 export interface Received {
@@ -64,14 +65,12 @@ export async function startReceiver(t: TestContext, answer: Answer = () => ({ st
     received,
     connections: () => connections,
     ids: () => received.map((request) => request.headers['webhook-id'] ?? ''),
-    async until(check, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      while (!check(received)) {
-        if (Date.now() > deadline)
-          throw new Error(`receiver: not there within ${timeoutMs} ms (${received.length} got)`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    },
+    until: (check, timeoutMs) =>
+      waitUntil(
+        () => `receiver: what was expected (${received.length} got)`,
+        () => check(received),
+        { timeoutMs, everyMs: 10 },
+      ),
     close,
   };
   return receiver;
