@@ -66,16 +66,27 @@ describe('delivery plans [sqlite]', () => {
     // the other endpoint is at the newest event already.
     db.exec('UPDATE webhook_endpoints SET enabled = 1 WHERE id = 2');
     const before = db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get();
-    new SqliteFanOut(db).step(16);
+    const fanOut = new SqliteFanOut(db);
+    fanOut.step(16);
     assert.deepEqual(
       db.prepare('SELECT min(event_seq) AS first, count(*) AS n FROM webhook_deliveries WHERE endpoint_id = 2').get(),
       { first: 1, n: 16 },
     );
     assert.equal(db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get(), Number(before) + 16);
-    assert.deepEqual(db.prepare('SELECT fanned_seq FROM webhook_endpoints ORDER BY id').pluck().all(), [
-      2 * BACKLOG,
-      16,
-    ]);
+    const positions = () => db.prepare('SELECT fanned_seq FROM webhook_endpoints ORDER BY id').pluck().all();
+    assert.deepEqual(positions(), [2 * BACKLOG, 16]);
+    // Retention removed the events after it but the newest 20: a step goes to the next 16 there are.
+    db.exec(`DELETE FROM events WHERE seq > 16 AND seq <= ${2 * BACKLOG - 20}`);
+    fanOut.step(16);
+    const queued = db.prepare(`SELECT count(*) AS n, min(event_seq) AS first, max(event_seq) AS last
+      FROM webhook_deliveries WHERE endpoint_id = 2`);
+    assert.deepEqual(queued.get(), { n: 32, first: 1, last: 2 * BACKLOG - 4 });
+    // Settling one endpoint takes it to the newest event, however many there are after it.
+    db.exec(`UPDATE webhook_endpoints SET fanned_seq = 0 WHERE id = 2; DELETE FROM webhook_deliveries WHERE endpoint_id = 2;
+      INSERT INTO events (type, at, data) SELECT 'pet.created', seq, data FROM events WHERE seq <= 16`);
+    fanOut.settle(2);
+    assert.deepEqual(queued.get(), { n: 16 + 20 + 16, first: 1, last: 2 * BACKLOG + 16 });
+    assert.deepEqual(positions(), [2 * BACKLOG, 2 * BACKLOG + 16]);
   });
 });
 

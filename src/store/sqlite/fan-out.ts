@@ -6,20 +6,28 @@ export const EVENTS_HEAD = '(SELECT coalesce(max(seq), 0) FROM events)';
 /** An event of `e` is of a type the endpoint `w` is subscribed to (`events` is comma-separated). */
 export const SUBSCRIBED = `instr(',' || w.events || ',', ',' || e.type || ',') > 0`;
 
+/**
+ * How far a step takes the endpoint `w`: to its @span-th event after fanned_seq, or to the newest (also
+ * when @span is null). Counted in events, not in seq numbers: retention leaves gaps in seq, which a step
+ * must not crawl through.
+ */
+const THROUGH = `CASE WHEN @span IS NULL THEN ${EVENTS_HEAD} ELSE coalesce(
+    (SELECT seq FROM events WHERE seq > w.fanned_seq ORDER BY seq LIMIT 1 OFFSET @span - 1), ${EVENTS_HEAD}) END`;
+
 /** The statements, exported so a test can check their plans. */
 export const FAN_OUT_QUERIES = {
   /** Whether an enabled endpoint has events after its fanned_seq: then a claim has work even with none due. */
   behind: `SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND fanned_seq < ${EVENTS_HEAD} LIMIT 1`,
   /**
-   * Queues the deliveries of up to @span events after each enabled endpoint's fanned_seq (@endpoint: one).
-   * CROSS JOIN keeps the endpoints outside: each reads its span of events by seq, never the whole table.
+   * Queues the deliveries of the next @span events after each enabled endpoint's fanned_seq (@endpoint:
+   * one). CROSS JOIN keeps the endpoints outside: each reads its span of events by seq, never the table.
    */
   queue: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
     SELECT e.seq, w.id, 'pending', e.at FROM webhook_endpoints w
-    CROSS JOIN events e ON e.seq > w.fanned_seq AND e.seq <= w.fanned_seq + @span
+    CROSS JOIN events e ON e.seq > w.fanned_seq AND e.seq <= ${THROUGH}
     WHERE w.enabled = 1 AND (@endpoint IS NULL OR w.id = @endpoint) AND ${SUBSCRIBED}`,
-  advance: `UPDATE webhook_endpoints SET fanned_seq = min(${EVENTS_HEAD}, fanned_seq + @span)
-    WHERE enabled = 1 AND (@endpoint IS NULL OR id = @endpoint) AND fanned_seq < ${EVENTS_HEAD}`,
+  advance: `UPDATE webhook_endpoints AS w SET fanned_seq = ${THROUGH}
+    WHERE w.enabled = 1 AND (@endpoint IS NULL OR w.id = @endpoint) AND w.fanned_seq < ${EVENTS_HEAD}`,
 };
 
 /**
@@ -34,8 +42,8 @@ export const FAN_OUT_QUERIES = {
  */
 export class SqliteFanOut {
   readonly #behind: Database.Statement<[], unknown>;
-  readonly #queue: Database.Statement<[{ endpoint: number | null; span: number }]>;
-  readonly #advance: Database.Statement<[{ endpoint: number | null; span: number }]>;
+  readonly #queue: Database.Statement<[{ endpoint: number | null; span: number | null }]>;
+  readonly #advance: Database.Statement<[{ endpoint: number | null; span: number | null }]>;
 
   constructor(db: Database.Database) {
     this.#behind = db.prepare(FAN_OUT_QUERIES.behind);
@@ -48,7 +56,7 @@ export class SqliteFanOut {
     return this.#behind.get() !== undefined;
   }
 
-  /** Fans every enabled endpoint out to at most `span` more events. */
+  /** Fans every enabled endpoint out to at most `span` more events (1 or more). */
   step(span: number): void {
     this.#run(null, span);
   }
@@ -58,10 +66,10 @@ export class SqliteFanOut {
    * what was recorded under the old one is sent as it said.
    */
   settle(endpoint: number): void {
-    this.#run(endpoint, Number.MAX_SAFE_INTEGER);
+    this.#run(endpoint, null);
   }
 
-  #run(endpoint: number | null, span: number): void {
+  #run(endpoint: number | null, span: number | null): void {
     this.#queue.run({ endpoint, span });
     this.#advance.run({ endpoint, span });
   }
