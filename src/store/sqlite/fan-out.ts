@@ -27,7 +27,8 @@ export const FAN_OUT_QUERIES = {
     CROSS JOIN events e ON e.seq > w.fanned_seq AND e.seq <= ${THROUGH}
     WHERE w.enabled = 1 AND (@endpoint IS NULL OR w.id = @endpoint) AND ${SUBSCRIBED}`,
   advance: `UPDATE webhook_endpoints AS w SET fanned_seq = ${THROUGH}
-    WHERE w.enabled = 1 AND (@endpoint IS NULL OR w.id = @endpoint) AND w.fanned_seq < ${EVENTS_HEAD}`,
+    WHERE w.enabled = 1 AND w.fanned_seq < ${EVENTS_HEAD}`,
+  toNewest: `UPDATE webhook_endpoints SET fanned_seq = ${EVENTS_HEAD} WHERE id = ?`,
 };
 
 /**
@@ -43,12 +44,14 @@ export const FAN_OUT_QUERIES = {
 export class SqliteFanOut {
   readonly #behind: Database.Statement<[], unknown>;
   readonly #queue: Database.Statement<[{ endpoint: number | null; span: number | null }]>;
-  readonly #advance: Database.Statement<[{ endpoint: number | null; span: number | null }]>;
+  readonly #advance: Database.Statement<[{ span: number }]>;
+  readonly #toNewest: Database.Statement<[number]>;
 
   constructor(db: Database.Database) {
     this.#behind = db.prepare(FAN_OUT_QUERIES.behind);
     this.#queue = db.prepare(FAN_OUT_QUERIES.queue);
     this.#advance = db.prepare(FAN_OUT_QUERIES.advance);
+    this.#toNewest = db.prepare(FAN_OUT_QUERIES.toNewest);
   }
 
   /** True when some enabled endpoint has events it was not fanned out to yet. */
@@ -58,19 +61,17 @@ export class SqliteFanOut {
 
   /** Fans every enabled endpoint out to at most `span` more events (1 or more). */
   step(span: number): void {
-    this.#run(null, span);
+    this.#queue.run({ endpoint: null, span });
+    this.#advance.run({ span });
   }
 
   /**
-   * Fans one endpoint out to the newest event, if it is enabled: before its subscription changes, so that
-   * what was recorded under the old one is sent as it said.
+   * Before an endpoint's subscription changes: queues what was recorded under the old one (if it is
+   * enabled), then moves it to the newest event, so that nothing recorded while it was disabled, or of a
+   * type it was not subscribed to, is sent under the new one.
    */
   settle(endpoint: number): void {
-    this.#run(endpoint, null);
-  }
-
-  #run(endpoint: number | null, span: number | null): void {
-    this.#queue.run({ endpoint, span });
-    this.#advance.run({ endpoint, span });
+    this.#queue.run({ endpoint, span: null });
+    this.#toNewest.run(endpoint);
   }
 }

@@ -38,7 +38,6 @@ const QUERIES = {
   update: `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
     enabled = coalesce(?, enabled), description = CASE WHEN ? THEN ? ELSE description END
     WHERE id = ? RETURNING ${ENDPOINT_COLUMNS}`,
-  fannedToHead: `UPDATE webhook_endpoints SET fanned_seq = ${EVENTS_HEAD} WHERE id = ?`,
   ...webhookQueries(sqliteParam),
 };
 
@@ -46,7 +45,6 @@ const QUERIES = {
 export class SqliteWebhookStore implements WebhookStore {
   readonly #writes: GroupCommit;
   readonly #fanOut: SqliteFanOut;
-  readonly #fannedToHead: Database.Statement<[number]>;
   readonly #insert: Database.Statement<SqlValue[], Row>;
   readonly #get: Database.Statement<[number], Row>;
   readonly #page: Database.Statement<[number, number], Row>;
@@ -57,7 +55,6 @@ export class SqliteWebhookStore implements WebhookStore {
   constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut) {
     this.#writes = writes;
     this.#fanOut = fanOut;
-    this.#fannedToHead = db.prepare(QUERIES.fannedToHead);
     this.#insert = db.prepare<SqlValue[], Row>(QUERIES.insert);
     this.#get = db.prepare(QUERIES.get);
     this.#page = db.prepare(QUERIES.page);
@@ -89,12 +86,8 @@ export class SqliteWebhookStore implements WebhookStore {
     const values = [...changeValues(change).map(bindable), id];
     const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
     return this.#writes.run(() => {
-      // What was recorded under the old subscription goes out as it said; nothing recorded while the
-      // endpoint was disabled, or of a type it was not subscribed to, is sent under the new one.
       if (subscriptionChanges) this.#fanOut.settle(id);
-      const updated = this.#update.get(...values);
-      if (subscriptionChanges) this.#fannedToHead.run(id);
-      return recordOrNone(updated);
+      return recordOrNone(this.#update.get(...values));
     });
   }
 
