@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { IN_INDEX_ORDER, DELIVERY_QUERIES as POSTGRES_QUERIES } from '../src/store/postgres/deliveries.js';
+import { FAN_OUT_QUERIES as POSTGRES_FAN_OUT } from '../src/store/postgres/fan-out.js';
 import { DELIVERY_QUERIES as SQLITE_QUERIES } from '../src/store/sqlite/deliveries.js';
 import { FAN_OUT_QUERIES, SqliteFanOut } from '../src/store/sqlite/fan-out.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
@@ -110,13 +111,18 @@ describe('delivery plans [postgres]', { skip }, () => {
   async function backlog(t: TestContext) {
     // The store is opened for its migrations: the plans are of the schema it made.
     const { store, client } = await postgresStoreWithClient(t);
-    await client.query(`INSERT INTO webhook_endpoints (url, events, enabled, secret, created_at)
-      VALUES ('https://a.example.com/', 'pet.created', true, 's', now()),
-        ('https://b.example.com/', 'pet.created', false, 's', now())`);
+    await client.query(`INSERT INTO webhook_endpoints (url, events, enabled, secret, created_at, fanned_tx, fanned_seq)
+      VALUES ('https://a.example.com/', 'pet.created', true, 's', now(), '0', 0),
+        ('https://b.example.com/', 'pet.created', false, 's', now(), '0', 0)`);
     await client.query(`INSERT INTO events (type, data) SELECT 'pet.created', $1 FROM generate_series(1, $2::int)`, [
       PET,
       2 * BACKLOG,
     ]);
+    // Queued as fan-out queues them: to the enabled endpoint, which is then fanned out to the newest event.
+    await client.query(`INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
+      SELECT seq, 1, 'pending', at FROM events;
+      UPDATE webhook_endpoints SET (fanned_tx, fanned_seq) = (SELECT tx, seq FROM events ORDER BY tx DESC, seq DESC LIMIT 1)
+      WHERE id = 1`);
     await client.query(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE event_seq <= $1`, [BACKLOG]);
     const [{ id }] = (await client.query('SELECT id FROM webhook_endpoints WHERE enabled')).rows;
     /** Runs `sql` under EXPLAIN ANALYZE as the store does, in a transaction rolled back: every node, with what it read. */
@@ -194,5 +200,41 @@ describe('delivery plans [postgres]', { skip }, () => {
     assert.ok(!plan.some((node) => node['Relation Name'] === 'events' && node['Node Type'] === 'Seq Scan'));
     const stats = await store.deliveries.stats(new Date());
     assert.equal(stats.pending, BACKLOG);
+  });
+
+  test("fan-out reads each endpoint's span of events through events_position, in (tx, seq) order", async (t) => {
+    const { client, analyze } = await backlog(t);
+    await client.query('ANALYZE');
+    // The disabled endpoint, enabled at position (0, 0): a step queues the 16 events after it and moves it
+    // on; the other endpoint is at the newest event already.
+    await client.query('UPDATE webhook_endpoints SET enabled = true WHERE id = 2');
+    const plan = await analyze(POSTGRES_FAN_OUT.step, [16]);
+    const events = plan.filter((node) => node['Relation Name'] === 'events');
+    assert.ok(events.length > 0, plan.map(describeNode).join('\n'));
+    for (const node of events) {
+      assert.equal(node['Index Name'], 'events_position', describeNode(node));
+      assert.ok((node['Actual Rows'] ?? 0) <= 16, `reads its span, not the backlog: ${describeNode(node)}`);
+    }
+    const step = () => client.query(POSTGRES_FAN_OUT.step, [16]);
+    const queued = async () =>
+      (
+        await client.query(`SELECT count(*)::int AS n, min(event_seq)::int AS first, max(event_seq)::int AS last
+          FROM webhook_deliveries WHERE endpoint_id = 2`)
+      ).rows[0];
+    const positions = async () =>
+      (await client.query('SELECT fanned_seq::int AS seq FROM webhook_endpoints ORDER BY id')).rows.map(
+        (row) => row.seq,
+      );
+    await step();
+    assert.deepEqual(await queued(), { n: 16, first: 1, last: 16 });
+    assert.deepEqual(await positions(), [2 * BACKLOG, 16]);
+    // Retention removed the events after it but the newest 20: a step goes to the next 16 there are.
+    await client.query('DELETE FROM events WHERE seq > 16 AND seq <= $1', [2 * BACKLOG - 20]);
+    await step();
+    assert.deepEqual(await queued(), { n: 32, first: 1, last: 2 * BACKLOG - 4 });
+    // Settling one endpoint takes it to the newest event, however many there are after it.
+    await client.query(POSTGRES_FAN_OUT.settle, [null, 2]);
+    assert.deepEqual(await queued(), { n: 36, first: 1, last: 2 * BACKLOG });
+    assert.deepEqual(await positions(), [2 * BACKLOG, 2 * BACKLOG]);
   });
 });

@@ -5,6 +5,7 @@ import { issueApiKey } from '../src/services/api-keys.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres/migrations.js';
 import { PET_QUERIES } from '../src/store/postgres/pets.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { claimEverything } from './helpers/claims.js';
 import { BACKENDS, createPostgresSchema, postgresConfig, postgresStoreWithClient } from './helpers/stores.js';
 
 const skip = BACKENDS.find((backend) => backend.name === 'postgres')?.skip;
@@ -130,5 +131,65 @@ describe('postgres store', { skip }, () => {
     await client.query("UPDATE pets SET status = 'sold'");
     await client.query('ROLLBACK');
     assert.notEqual(await store.changeToken(), after, 'an abort changes it too (never wrongly unchanged)');
+  });
+  test('upgraded to fan-out after the commit, each event goes out once, also one whose transaction began before', async (t) => {
+    const schema = await createPostgresSchema();
+    t.after(() => schema.drop());
+    const connect = async () => {
+      const client = new pg.Client({ connectionString: schema.url });
+      await client.connect();
+      t.after(() => client.end());
+      return client;
+    };
+    const [old, early] = [await connect(), await connect()];
+    const triggerVersion = POSTGRES_MIGRATIONS.findIndex((migration) =>
+      migration.includes('CREATE TRIGGER events_fan_out'),
+    );
+    await old.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)');
+    for (const [i, migration] of POSTGRES_MIGRATIONS.slice(0, triggerVersion + 1).entries()) {
+      await old.query(migration);
+      await old.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())', [i + 1]);
+    }
+    await old.query(`INSERT INTO webhook_endpoints (url, events, enabled, secret, created_at)
+      VALUES ('https://hooks.example.com/', 'pet.created', true, 's', now())`);
+    const event = (name: string) => [JSON.stringify({ id: 1, name, category_id: 1, status: 'sold' })];
+    // A transaction that has its id before the migration, and records its event after it ...
+    await early.query('BEGIN');
+    await early.query('SELECT pg_current_xact_id()');
+    // ... behind an event, with a larger id, that the trigger queued.
+    await old.query(`INSERT INTO events (type, data) VALUES ('pet.created', $1)`, event('queued'));
+    assert.equal((await old.query('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]?.n, 1);
+    const store = await PostgresStore.open(postgresConfig(schema.url));
+    t.after(() => store.close());
+    await early.query(`INSERT INTO events (type, data) VALUES ('pet.created', $1)`, event('early'));
+    await early.query('COMMIT');
+    await store.pets.create({ name: 'after', categoryId: 1, status: 'available' });
+    assert.deepEqual(
+      (await claimEverything(store)).map(({ event }) => event.type === 'pet.created' && event.pet.name),
+      ['queued', 'early', 'after'],
+    );
+  });
+  test('a subscription change waits for older transactions: an event committed before it goes out as subscribed then', async (t) => {
+    const { store, client } = await postgresStoreWithClient(t);
+    const hook = await store.webhooks.create({
+      url: 'https://hooks.example.com/in',
+      events: ['pet.created'],
+      description: null,
+      secret: 'whsec_c2VjcmV0',
+      createdAt: new Date(),
+    });
+    // An older transaction, open: the pet's event commits, but sits behind it, out of the feed's reach.
+    await client.query('BEGIN');
+    await client.query('SELECT pg_current_xact_id()');
+    const pet = await store.pets.create({ name: 'before', categoryId: 1, status: 'available' });
+    const changed = store.webhooks.update(hook.id, { events: ['order.placed'] });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await client.query('COMMIT');
+    await changed;
+    const sent = await claimEverything(store);
+    assert.deepEqual(
+      sent.map(({ event }) => event.type === 'pet.created' && event.pet.id),
+      [pet.id],
+    );
   });
 });

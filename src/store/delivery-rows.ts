@@ -21,7 +21,7 @@ export function dueOfEndpoint(sql: DueSql): string {
     ORDER BY d.next_attempt_at, d.id LIMIT ${sql.limit}`;
 }
 
-/** SQL over an endpoint `w`: its events not queued yet (on SQLite, where fan-out follows the commit). */
+/** SQL over an endpoint `w`: its events not queued yet (fan-out follows the commit). */
 export interface UnqueuedSql {
   /** How many there are. */
   readonly count: string;
@@ -33,17 +33,17 @@ export interface UnqueuedSql {
  * Pending deliveries to enabled endpoints, and the time of the oldest one's event, through
  * webhook_deliveries_endpoint per endpoint (the endpoints are few): a count of its pending entries, and
  * each endpoint's first pending event by seq (the event order), not a join of every pending delivery to
- * its event. With `unqueued`, an endpoint's events not queued yet count as pending too; they all come
- * after its queued ones, so the first of them is its oldest only when nothing is queued.
+ * its event. An endpoint's events not queued yet (`unqueued`) count as pending too; they all come after
+ * its queued ones, so the first of them is its oldest only when nothing is queued.
  */
-export function deliveryStatsQuery(enabled: string, unqueued?: UnqueuedSql): string {
+export function deliveryStatsQuery(enabled: string, unqueued: UnqueuedSql): string {
   const firstQueued = `(SELECT d.event_seq FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending'
           ORDER BY d.event_seq LIMIT 1)`;
   return `SELECT CAST(coalesce(sum(p.pending), 0) AS INTEGER) AS pending, min(e.at) AS oldest FROM (
       SELECT
         (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending')
-          ${unqueued === undefined ? '' : `+ (${unqueued.count})`} AS pending,
-        ${unqueued === undefined ? firstQueued : `coalesce(${firstQueued}, (${unqueued.first}))`} AS oldest_seq
+          + (${unqueued.count}) AS pending,
+        coalesce(${firstQueued}, (${unqueued.first})) AS oldest_seq
       FROM webhook_endpoints w WHERE ${enabled}
     ) p LEFT JOIN events e ON e.seq = p.oldest_seq`;
 }

@@ -46,8 +46,8 @@ export interface DeliveryStats {
 
 /**
  * Webhook deliveries, sending side: a pending delivery per (event, endpoint subscribed and enabled when the
- * event was recorded) is queued (on PostgreSQL by the events_fan_out trigger in the event's transaction,
- * on SQLite by the claims after it: sqlite/fan-out.ts); instances claim due ones (a lease, so no two send
+ * event was recorded) is queued by the claims after the event's commit (sqlite/fan-out.ts,
+ * postgres/fan-out.ts); instances claim due ones (a lease, so no two send
  * one at once), attempt them, and record each attempt. A delivery to a disabled endpoint waits, pending,
  * and goes out once the endpoint is enabled again.
  */
@@ -55,7 +55,7 @@ export interface DeliveryStore {
   /**
    * Claims due pending deliveries (next_attempt_at reached, no live claim) to enabled endpoints, oldest due
    * first, until now + leaseMs. Atomic across instances: a delivery is claimed by one caller at a time.
-   * On SQLite it queues first what was recorded since the last claim, at most `limit` events' worth.
+   * It queues first what was recorded since the last claim, at most `limit` events' worth per endpoint.
    */
   claim(query: ClaimQuery): Promise<DueDelivery[]>;
   /**

@@ -24,7 +24,7 @@ export function webhookQueries(param: Param) {
   };
 }
 
-/** `events` is kept as comma-separated types: fan-out (trigger or claim) matches an event's type against it. */
+/** `events` is kept as comma-separated types: fan-out matches an event's type against it. */
 export const eventsColumn = (events: readonly EventType[]) => events.join(',');
 
 /**

@@ -2,6 +2,7 @@ import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint, inF
 import type { AttemptOutcome, ClaimQuery, DeliveryStats, DeliveryStore, DueDelivery } from '../delivery-store.js';
 import { asDate } from '../rows.js';
 import { deliveryFinishBatch } from './delivery-finish-batch.js';
+import { type PostgresFanOut, SUBSCRIBED } from './fan-out.js';
 import type { Database } from './postgres-db.js';
 import type { StatementBatch } from './statement-batch.js';
 
@@ -48,21 +49,32 @@ export const DELIVERY_QUERIES = {
     INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
       error, attempted_at, next_attempt_at)
     SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5 FROM moved`,
-  stats: deliveryStatsQuery('w.enabled'),
+  stats: deliveryStatsQuery('w.enabled', {
+    count: `SELECT count(*) FROM events e WHERE (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND ${SUBSCRIBED}`,
+    first: `SELECT e.seq FROM events e WHERE (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND ${SUBSCRIBED}
+      ORDER BY e.tx, e.seq LIMIT 1`,
+  }),
 };
 
-/** Deliveries on PostgreSQL: any number of instances claim from one table without sending one twice. */
+/**
+ * Deliveries on PostgreSQL: any number of instances claim from one table without sending one twice. A
+ * claim first queues the deliveries of events recorded since the last one (PostgresFanOut), then claims.
+ */
 export class PostgresDeliveryStore implements DeliveryStore {
   readonly #db: Database;
+  readonly #fanOut: PostgresFanOut;
   readonly #finishes: StatementBatch<AttemptOutcome, boolean, Set<number>>;
 
-  constructor(db: Database) {
+  constructor(db: Database, fanOut: PostgresFanOut) {
     this.#db = db;
+    this.#fanOut = fanOut;
     this.#finishes = deliveryFinishBatch(db, (outcome) => this.#finishOne(outcome));
   }
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
     if (query.limit <= 0) return [];
+    // At most as many events as the claim may take: fan-out keeps the dispatcher's pace.
+    await this.#fanOut.step(query.limit);
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
     const values = [query.now, claimedUntil, inFlightJson(query.inFlight), query.perEndpoint, query.limit];
     const rows = await this.#db.transaction(

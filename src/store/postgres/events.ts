@@ -11,7 +11,7 @@ import type { Database } from './postgres-db.js';
  * Only transactions that have ended: every transaction with an id below the snapshot's xmin has committed
  * or rolled back, and every later one gets a larger id, so no event can still appear below this line.
  */
-const ENDED = 'tx < pg_snapshot_xmin(pg_current_snapshot())';
+export const ENDED = 'tx < pg_snapshot_xmin(pg_current_snapshot())';
 const COLUMNS = 'seq, tx::text::bigint AS tx, type, at, data, previous_status';
 const AFTER = '(tx, seq) > ($1::text::xid8, $2)';
 

@@ -141,4 +141,27 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER events_fan_out AFTER INSERT ON events REFERENCING NEW TABLE AS new_events
     FOR EACH STATEMENT EXECUTE FUNCTION events_fan_out();
   `,
+  `
+  -- Fan-out after the commit (src/store/postgres/fan-out.ts). The trigger is reduced to its notice, which
+  -- wakes every instance's live streams when the transaction commits (one per transaction, however many
+  -- statements notified); its payload, the schema, tells schemas sharing a database apart.
+  CREATE FUNCTION events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('petstore_events', current_schema());
+    RETURN NULL;
+  END
+  $$;
+  DROP TRIGGER events_fan_out ON events;
+  DROP FUNCTION events_fan_out();
+  CREATE TRIGGER events_notify AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION events_notify();
+
+  -- Each endpoint keeps the (tx, seq) of the last event it was fanned out to. Dropping the trigger waited
+  -- for every transaction that inserted events and holds off new inserts until this commits, so the trigger
+  -- fanned out every event of a transaction that ended; any later event comes from a transaction running
+  -- now or later, whose id is at least the snapshot's xmin. So each endpoint starts there: events of ended
+  -- transactions with larger ids are looked at again, and ON CONFLICT keeps their delivery single.
+  ALTER TABLE webhook_endpoints ADD COLUMN fanned_tx xid8, ADD COLUMN fanned_seq BIGINT;
+  UPDATE webhook_endpoints SET fanned_tx = pg_snapshot_xmin(pg_current_snapshot()), fanned_seq = 0;
+  ALTER TABLE webhook_endpoints ALTER COLUMN fanned_tx SET NOT NULL, ALTER COLUMN fanned_seq SET NOT NULL;
+  `,
 ];

@@ -5,7 +5,7 @@ import type { OrderRow, PetRow } from '../rows.js';
 /**
  * The outbox's write side on PostgreSQL. A statement that inserts pets records their events in the same
  * statement with this CTE (named `pet_created`), over the CTE `inserted` that returned the pet rows; other
- * writes call recordEvents in their transaction. The events_fan_out trigger queues webhook deliveries.
+ * writes call recordEvents in their transaction. Webhook deliveries are queued after the commit (fan-out.ts).
  * Event data is the row as JSON in its table's column names, as on SQLite.
  */
 export const PET_CREATED_EVENTS = `pet_created AS (

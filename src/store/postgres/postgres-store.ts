@@ -10,6 +10,7 @@ import { PostgresApiKeyStore } from './api-keys.js';
 import { createPool, migrateOnce } from './connections.js';
 import { PostgresDeliveryStore } from './deliveries.js';
 import { PostgresEventStore } from './events.js';
+import { PostgresFanOut } from './fan-out.js';
 import { purgeExpiredOnce } from './idempotency.js';
 import { PostgresOrderStore } from './orders.js';
 import { PostgresPetStore } from './pets.js';
@@ -49,8 +50,9 @@ export class PostgresStore implements Store {
     this.orders = new PostgresOrderStore(db);
     this.apiKeys = new PostgresApiKeyStore(db);
     this.events = new PostgresEventStore(db, config);
-    this.webhooks = new PostgresWebhookStore(db);
-    this.deliveries = new PostgresDeliveryStore(db);
+    const fanOut = new PostgresFanOut(db);
+    this.webhooks = new PostgresWebhookStore(db, fanOut);
+    this.deliveries = new PostgresDeliveryStore(db, fanOut);
   }
 
   /** Connects, and brings the schema up to date. */

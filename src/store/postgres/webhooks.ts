@@ -20,6 +20,7 @@ import type {
   WebhookStore,
 } from '../webhook-store.js';
 import { lockKey } from './advisory-locks.js';
+import { NEW_ENDPOINT_POSITION, type PostgresFanOut } from './fan-out.js';
 import type { Database } from './postgres-db.js';
 
 type Row = WebhookEndpointRow<Date>;
@@ -28,9 +29,11 @@ const fromRow = (row: Row) => endpointFromRow(row, asDate);
 
 const QUERIES = {
   // As pets' inserts: the lock, held to commit, makes endpoints visible in id order, so pages skip none.
+  // Sent only what is recorded from now on (fan-out.ts).
   insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('webhook-endpoint-ids')}))
-    INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at)
-    SELECT $1::text, $2::text, $3::text, true, $4::text, $5::timestamptz FROM in_id_order
+    INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at, fanned_tx, fanned_seq)
+    SELECT $1::text, $2::text, $3::text, true, $4::text, $5::timestamptz,
+      ${NEW_ENDPOINT_POSITION.tx}, ${NEW_ENDPOINT_POSITION.seq} FROM in_id_order
     RETURNING ${ENDPOINT_COLUMNS}`,
   update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
     enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END
@@ -38,12 +41,17 @@ const QUERIES = {
   ...webhookQueries(postgresParam),
 };
 
-/** Webhook endpoints and their deliveries log on PostgreSQL; each call is one statement. */
+/**
+ * Webhook endpoints and their deliveries log on PostgreSQL; each call is one statement, but a change of
+ * subscription, which settles the old one first (fan-out.ts).
+ */
 export class PostgresWebhookStore implements WebhookStore {
   readonly #db: Database;
+  readonly #fanOut: PostgresFanOut;
 
-  constructor(db: Database) {
+  constructor(db: Database, fanOut: PostgresFanOut) {
     this.#db = db;
+    this.#fanOut = fanOut;
   }
 
   async create(endpoint: NewWebhookEndpointRecord): Promise<WebhookEndpointRecord> {
@@ -68,7 +76,18 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
-    const [row] = await this.#db.rows<Row>('webhooks-update', QUERIES.update, [...changeValues(change), id]);
+    const values = [...changeValues(change), id];
+    const update = { name: 'webhooks-update', text: QUERIES.update, values };
+    let row: Row | undefined;
+    if (change.events === undefined && change.enabled === undefined) {
+      [row] = await this.#db.rows<Row>(update.name, update.text, values);
+    } else {
+      await this.#fanOut.waitForOlder();
+      row = await this.#db.transaction(async (client) => {
+        await this.#fanOut.settle(client, id);
+        return (await client.query<Row>(update)).rows[0];
+      });
+    }
     return row === undefined ? undefined : fromRow(row);
   }
 
