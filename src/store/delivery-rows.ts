@@ -32,9 +32,10 @@ export interface UnqueuedSql {
 /**
  * Pending deliveries to enabled endpoints, and the time of the oldest one's event, through
  * webhook_deliveries_endpoint per endpoint (the endpoints are few): a count of its pending entries, and
- * each endpoint's first pending event by seq (the event order), not a join of every pending delivery to
- * its event. An endpoint's events not queued yet (`unqueued`) count as pending too; they all come after
- * its queued ones, so the first of them is its oldest only when nothing is queued.
+ * each endpoint's first pending event by seq (the order events were inserted in: near enough for an
+ * age), not a join of every pending delivery to its event. An endpoint's events not queued yet
+ * (`unqueued`) count as pending too; they all come after its queued ones, so the first of them is its
+ * oldest only when nothing is queued.
  */
 export function deliveryStatsQuery(enabled: string, unqueued: UnqueuedSql): string {
   const firstQueued = `(SELECT d.event_seq FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending'

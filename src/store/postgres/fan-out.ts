@@ -3,13 +3,6 @@ import type pg from 'pg';
 import { ENDED } from './events.js';
 import type { Database } from './postgres-db.js';
 
-/**
- * Where a new endpoint starts: after every transaction that has an id when it is created. Those that ended
- * recorded before it existed; those still running are concurrent with its creation, and either way is
- * right for them. Every later event (`tx` ≥ the snapshot's xmax) is after this position (seq ≥ 1).
- */
-export const NEW_ENDPOINT_POSITION = { tx: 'pg_snapshot_xmax(pg_current_snapshot())', seq: '0' };
-
 /** The endpoint `w`'s subscription holds for an event `e`'s type (`events` is comma-separated). */
 export const SUBSCRIBED = `e.type = ANY (string_to_array(w.events, ','))`;
 
@@ -17,41 +10,58 @@ export const SUBSCRIBED = `e.type = ANY (string_to_array(w.events, ','))`;
 const AFTER_POSITION = `SELECT tx, seq, type, at FROM events
   WHERE (tx, seq) > (w.fanned_tx, w.fanned_seq) AND ${ENDED} ORDER BY tx, seq`;
 
-/**
- * Over the endpoints `locked` selects (locked, so no other instance moves them meanwhile): queues the
- * deliveries of at most $1 events (null: all) after each one's position, if it is enabled and subscribed,
- * and moves it to the last of them. ON CONFLICT: after migration 6, events the trigger fanned out may be
- * looked at again (see there).
- */
-const fanOut = (locked: string) => `WITH locked AS (${locked}),
-    span AS (
-      SELECT w.id, w.enabled, e.tx, e.seq, e.at, ${SUBSCRIBED} AS subscribed
-      FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION} LIMIT $1) e
-    ),
-    queued AS (
-      INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
-      SELECT seq, id, 'pending', at FROM span WHERE enabled AND subscribed
-      ON CONFLICT (event_seq, endpoint_id) DO NOTHING
-    ),
-    through AS (SELECT DISTINCT ON (id) id, tx, seq FROM span ORDER BY id, tx DESC, seq DESC)
-    UPDATE webhook_endpoints w SET fanned_tx = t.tx, fanned_seq = t.seq FROM through t WHERE w.id = t.id`;
-
 const ENDPOINT = 'SELECT w.id, w.events, w.enabled, w.fanned_tx, w.fanned_seq FROM webhook_endpoints w';
+
+/**
+ * The deliveries of the events in `span` to endpoints subscribed to their type (ON CONFLICT: after
+ * migration 6, events the trigger fanned out may be looked at again; see there).
+ */
+const QUEUE = `queued AS (
+      INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
+      SELECT seq, id, 'pending', at FROM span WHERE subscribed
+      ON CONFLICT (event_seq, endpoint_id) DO NOTHING
+    )`;
 
 /** The statements, exported so a test can check their plans. */
 export const FAN_OUT_QUERIES = {
-  /** Enabled endpoints with events to fan out; one another instance is fanning out is skipped, not waited for. */
-  step: fanOut(`${ENDPOINT} WHERE w.enabled AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED`),
-  /** One endpoint, however it stands, waiting for its lock: its subscription is about to change. */
-  settle: fanOut(`${ENDPOINT} WHERE w.id = $2 FOR UPDATE OF w`),
-  /** The first transaction id not yet given out, and whether every transaction before one has ended. */
-  nextTx: 'SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS tx',
-  endedBefore: 'SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS ended',
+  /**
+   * Every enabled endpoint with events to fan out, locked (one another instance is fanning out is skipped,
+   * not waited for): queues the deliveries of at most $1 events after its position, and moves it to the
+   * last of them.
+   */
+  step: `WITH locked AS (
+      ${ENDPOINT} WHERE w.enabled AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED
+    ),
+    span AS (
+      SELECT w.id, e.tx, e.seq, e.at, ${SUBSCRIBED} AS subscribed
+      FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION} LIMIT $1) e
+    ),
+    ${QUEUE},
+    through AS (SELECT DISTINCT ON (id) id, tx, seq FROM span ORDER BY id, tx DESC, seq DESC)
+    UPDATE webhook_endpoints w SET fanned_tx = t.tx, fanned_seq = t.seq FROM through t WHERE w.id = t.id`,
+  /**
+   * The endpoint $1, whatever its state, waiting for its lock (its subscription is about to change): if it
+   * is enabled, queues the deliveries of every event after its position; either way, moves it to the
+   * newest event the feed shows (one probe: a disabled endpoint's events are not read).
+   */
+  settle: `WITH locked AS (${ENDPOINT} WHERE w.id = $1 FOR UPDATE OF w),
+    span AS (
+      SELECT w.id, e.seq, e.at, ${SUBSCRIBED} AS subscribed
+      FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION}) e WHERE w.enabled
+    ),
+    ${QUEUE},
+    newest AS (SELECT tx, seq FROM events WHERE ${ENDED} ORDER BY tx DESC, seq DESC LIMIT 1)
+    UPDATE webhook_endpoints w SET fanned_tx = n.tx, fanned_seq = n.seq FROM locked l, newest n
+    WHERE w.id = l.id AND (n.tx, n.seq) > (l.fanned_tx, l.fanned_seq)`,
+  /** Every transaction that has ended has an id below this; and whether every one below $1 has ended. */
+  endedBelow: 'SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS tx',
+  allEndedBelow: 'SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS ended',
 };
 
 /**
  * How long a subscription change waits for the transactions older than it to end. Ours last milliseconds;
- * past this (a transaction held open elsewhere in the database), it settles what has ended and goes on.
+ * past this (a transaction held open elsewhere on the server: ids are server-wide), it settles what has
+ * ended and goes on, and the events behind that transaction are judged by the new subscription.
  */
 const SETTLE_WAIT_MS = 5000;
 const SETTLE_POLL_MS = 2;
@@ -78,24 +88,27 @@ export class PostgresFanOut {
 
   /**
    * Before an endpoint's subscription changes, in the change's transaction (call waitForOlder() first,
-   * outside it): queues what was recorded under the old one (if it is enabled), then moves it past
-   * everything recorded so far, so nothing recorded while it was disabled, or of a type it was not
-   * subscribed to, is sent under the new one.
+   * outside it): queues what was recorded under the old one (if it is enabled), then moves it past every
+   * event the feed shows, so nothing recorded while it was disabled, or of a type it was not subscribed
+   * to, is sent under the new one.
    */
   async settle(client: pg.ClientBase, endpoint: number): Promise<void> {
-    await client.query({ name: 'fan-out-settle', text: FAN_OUT_QUERIES.settle, values: [null, endpoint] });
+    await client.query({ name: 'fan-out-settle', text: FAN_OUT_QUERIES.settle, values: [endpoint] });
   }
 
   /**
-   * Waits until every transaction that had an id when called has ended (at most SETTLE_WAIT_MS), so a
-   * settle reaches every event committed before the change: one committed earlier may still sit behind an
-   * older transaction's horizon.
+   * Waits until every transaction older than the call has ended (at most SETTLE_WAIT_MS): then a settle
+   * reaches every event committed before the change, which may still sit behind an older transaction.
+   * Older: with an id below the snapshot's xmax, as every ended transaction's is; those above it that
+   * still run are concurrent with the change.
    */
   async waitForOlder(): Promise<void> {
-    const [next] = await this.#db.rows<{ tx: string }>('fan-out-next-tx', FAN_OUT_QUERIES.nextTx, []);
+    const [line] = await this.#db.rows<{ tx: string }>('fan-out-ended-below', FAN_OUT_QUERIES.endedBelow, []);
     const deadline = Date.now() + SETTLE_WAIT_MS;
     for (;;) {
-      const [row] = await this.#db.rows<{ ended: boolean }>('fan-out-ended', FAN_OUT_QUERIES.endedBefore, [next?.tx]);
+      const [row] = await this.#db.rows<{ ended: boolean }>('fan-out-all-ended', FAN_OUT_QUERIES.allEndedBelow, [
+        line?.tx,
+      ]);
       if (row?.ended === true || Date.now() >= deadline) return;
       await sleep(SETTLE_POLL_MS);
     }

@@ -155,13 +155,20 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   DROP FUNCTION events_fan_out();
   CREATE TRIGGER events_notify AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION events_notify();
 
-  -- Each endpoint keeps the (tx, seq) of the last event it was fanned out to. Dropping the trigger waited
-  -- for every transaction that inserted events and holds off new inserts until this commits, so the trigger
-  -- fanned out every event of a transaction that ended; any later event comes from a transaction running
-  -- now or later, whose id is at least the snapshot's xmin. So each endpoint starts there: events of ended
-  -- transactions with larger ids are looked at again, and ON CONFLICT keeps their delivery single.
-  ALTER TABLE webhook_endpoints ADD COLUMN fanned_tx xid8, ADD COLUMN fanned_seq BIGINT;
-  UPDATE webhook_endpoints SET fanned_tx = pg_snapshot_xmin(pg_current_snapshot()), fanned_seq = 0;
-  ALTER TABLE webhook_endpoints ALTER COLUMN fanned_tx SET NOT NULL, ALTER COLUMN fanned_seq SET NOT NULL;
+  -- Each endpoint keeps the (tx, seq) of the last event it was fanned out to. A new one starts after every
+  -- transaction that has ended (their ids are below the snapshot's xmax): those recorded before it existed;
+  -- those still running are concurrent with its creation, and either way is right for them. (A default,
+  -- so an instance of the previous version, in a rolling upgrade, still creates endpoints.)
+  -- Dropping the trigger waited for every transaction that inserted events and holds off new inserts until
+  -- this commits, so the trigger fanned out every event of a transaction that ended; any later event comes
+  -- from a transaction running now or later, whose id is at least the snapshot's xmin. So the endpoints
+  -- that exist start at xmin: events of ended transactions with larger ids are looked at again, and
+  -- ON CONFLICT keeps the deliveries the trigger queued single. (One it rightly did not queue, to an
+  -- endpoint whose subscription changed since, would now be sent: only for transactions running during
+  -- the migration, milliseconds.)
+  ALTER TABLE webhook_endpoints
+    ADD COLUMN fanned_tx xid8 NOT NULL DEFAULT pg_snapshot_xmax(pg_current_snapshot()),
+    ADD COLUMN fanned_seq BIGINT NOT NULL DEFAULT 0;
+  UPDATE webhook_endpoints SET fanned_tx = pg_snapshot_xmin(pg_current_snapshot());
   `,
 ];

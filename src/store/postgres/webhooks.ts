@@ -20,7 +20,7 @@ import type {
   WebhookStore,
 } from '../webhook-store.js';
 import { lockKey } from './advisory-locks.js';
-import { NEW_ENDPOINT_POSITION, type PostgresFanOut } from './fan-out.js';
+import type { PostgresFanOut } from './fan-out.js';
 import type { Database } from './postgres-db.js';
 
 type Row = WebhookEndpointRow<Date>;
@@ -29,11 +29,10 @@ const fromRow = (row: Row) => endpointFromRow(row, asDate);
 
 const QUERIES = {
   // As pets' inserts: the lock, held to commit, makes endpoints visible in id order, so pages skip none.
-  // Sent only what is recorded from now on (fan-out.ts).
+  // The fan-out position's default starts it at what is recorded from now on (migration 6).
   insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('webhook-endpoint-ids')}))
-    INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at, fanned_tx, fanned_seq)
-    SELECT $1::text, $2::text, $3::text, true, $4::text, $5::timestamptz,
-      ${NEW_ENDPOINT_POSITION.tx}, ${NEW_ENDPOINT_POSITION.seq} FROM in_id_order
+    INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at)
+    SELECT $1::text, $2::text, $3::text, true, $4::text, $5::timestamptz FROM in_id_order
     RETURNING ${ENDPOINT_COLUMNS}`,
   update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
     enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END
