@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import type { DueDelivery } from '../src/store/delivery-store.js';
 import type { NewWebhookEndpointRecord } from '../src/store/webhook-store.js';
-import { claimEverything } from './helpers/claims.js';
+import { claimEverything, claimQuery } from './helpers/claims.js';
 import { eachBackend } from './helpers/harness.js';
 
 const endpoint = (overrides: Partial<NewWebhookEndpointRecord> = {}): NewWebhookEndpointRecord => ({
@@ -65,6 +66,29 @@ eachBackend((backend) => {
         [elsewhere.id, disabled.id],
       );
       assert.deepEqual(await store.webhooks.attempts(subscribed.id, { limit: 10 }), []);
+    });
+
+    test('a claim passes over events of types no endpoint takes many at a time, not its limit at a time', async (t) => {
+      const { store } = await fresh(t);
+      const orders = await store.webhooks.create(endpoint({ events: ['order.placed'] }));
+      const pets = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) =>
+          store.pets.create({ name: `p${i}`, categoryId: 1, status: 'available' }),
+        ),
+      );
+      await store.orders.place({ petId: pets[0]?.id as number, quantity: 1, createdAt: new Date() });
+      // Claims of 10 each read 160 events on: the order's delivery comes with the 7th (the 101st at 10).
+      let claims = 0;
+      let sent: DueDelivery[] = [];
+      while (sent.length === 0 && claims < 200) {
+        sent = await store.deliveries.claim(claimQuery(new Date(Date.now() + 60_000), { limit: 10 }));
+        claims += 1;
+      }
+      assert.deepEqual(
+        sent.map(({ endpoint, event }) => [endpoint.id, event.type]),
+        [[orders.id, 'order.placed']],
+      );
+      assert.equal(claims, 7);
     });
 
     test('a subscription change holds from then on: what was recorded before goes out as subscribed then', async (t) => {

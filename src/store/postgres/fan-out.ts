@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
+import { READ_PER_QUEUED } from '../fan-out-reach.js';
 import { ENDED } from './events.js';
 import type { Database } from './postgres-db.js';
 
@@ -26,15 +27,18 @@ const QUEUE = `queued AS (
 export const FAN_OUT_QUERIES = {
   /**
    * Every enabled endpoint with events to fan out, locked (one another instance is fanning out is skipped,
-   * not waited for): queues the deliveries of at most $1 events after its position, and moves it to the
-   * last of them.
+   * not waited for): of the next $1 × READ_PER_QUEUED events after its position, queues the deliveries of
+   * those up to its $1-th subscribed one, and moves it to the last event taken.
    */
   step: `WITH locked AS (
       ${ENDPOINT} WHERE w.enabled AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED
     ),
     span AS (
-      SELECT w.id, e.tx, e.seq, e.at, ${SUBSCRIBED} AS subscribed
-      FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION} LIMIT $1) e
+      SELECT w.id, e.tx, e.seq, e.at, e.subscribed FROM locked w CROSS JOIN LATERAL (
+        SELECT e.tx, e.seq, e.at, ${SUBSCRIBED} AS subscribed,
+          count(*) FILTER (WHERE ${SUBSCRIBED}) OVER (ORDER BY e.tx, e.seq) AS subscribed_through
+        FROM (${AFTER_POSITION} LIMIT $1 * ${READ_PER_QUEUED}) e
+      ) e WHERE e.subscribed_through <= $1
     ),
     ${QUEUE},
     through AS (SELECT DISTINCT ON (id) id, tx, seq FROM span ORDER BY id, tx DESC, seq DESC)
@@ -81,7 +85,7 @@ export class PostgresFanOut {
     this.#db = db;
   }
 
-  /** Fans every enabled endpoint out to at most `span` more events (1 or more). */
+  /** Fans every enabled endpoint out to at most `span` more events of its types (1 or more). */
   async step(span: number): Promise<void> {
     await this.#db.count('fan-out-step', FAN_OUT_QUERIES.step, [span]);
   }

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { READ_PER_QUEUED } from '../fan-out-reach.js';
 
 /** The newest event's seq: what an endpoint fanned out this far has been given everything of. */
 export const EVENTS_HEAD = '(SELECT coalesce(max(seq), 0) FROM events)';
@@ -7,19 +8,23 @@ export const EVENTS_HEAD = '(SELECT coalesce(max(seq), 0) FROM events)';
 export const SUBSCRIBED = `instr(',' || w.events || ',', ',' || e.type || ',') > 0`;
 
 /**
- * How far a step takes the endpoint `w`: to its @span-th event after fanned_seq, or to the newest (also
- * when @span is null). Counted in events, not in seq numbers: retention leaves gaps in seq, which a step
- * must not crawl through.
+ * How far a step takes the endpoint `w`: to its @span-th subscribed event after fanned_seq, if that is
+ * within the next @span × READ_PER_QUEUED events; else to the last of those; else to the newest (also when
+ * @span is null). Counted in events, not in seq numbers: retention leaves gaps in seq, which a step must
+ * not crawl through.
  */
 const THROUGH = `CASE WHEN @span IS NULL THEN ${EVENTS_HEAD} ELSE coalesce(
-    (SELECT seq FROM events WHERE seq > w.fanned_seq ORDER BY seq LIMIT 1 OFFSET @span - 1), ${EVENTS_HEAD}) END`;
+    (SELECT e.seq FROM (SELECT seq, type FROM events WHERE seq > w.fanned_seq ORDER BY seq
+      LIMIT @span * ${READ_PER_QUEUED}) e WHERE ${SUBSCRIBED} ORDER BY e.seq LIMIT 1 OFFSET @span - 1),
+    (SELECT seq FROM events WHERE seq > w.fanned_seq ORDER BY seq LIMIT 1 OFFSET @span * ${READ_PER_QUEUED} - 1),
+    ${EVENTS_HEAD}) END`;
 
 /** The statements, exported so a test can check their plans. */
 export const FAN_OUT_QUERIES = {
   /** Whether an enabled endpoint has events after its fanned_seq: then a claim has work even with none due. */
   behind: `SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND fanned_seq < ${EVENTS_HEAD} LIMIT 1`,
   /**
-   * Queues the deliveries of the next @span events after each enabled endpoint's fanned_seq (@endpoint:
+   * Queues the deliveries of at most @span events after each enabled endpoint's fanned_seq (@endpoint:
    * one). CROSS JOIN keeps the endpoints outside: each reads its span of events by seq, never the table.
    */
   queue: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
@@ -59,7 +64,7 @@ export class SqliteFanOut {
     return this.#behind.get() !== undefined;
   }
 
-  /** Fans every enabled endpoint out to at most `span` more events (1 or more). */
+  /** Fans every enabled endpoint out to at most `span` more events of its types (1 or more). */
   step(span: number): void {
     this.#queue.run({ endpoint: null, span });
     this.#advance.run({ span });
