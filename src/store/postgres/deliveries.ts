@@ -73,7 +73,7 @@ export class PostgresDeliveryStore implements DeliveryStore {
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
     if (query.limit <= 0) return [];
-    // At most as many events as the claim may take: fan-out keeps the dispatcher's pace.
+    // At most as many deliveries per endpoint as the claim may take: fan-out keeps the dispatcher's pace.
     await this.#fanOut.step(query.limit);
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
     const values = [query.now, claimedUntil, inFlightJson(query.inFlight), query.perEndpoint, query.limit];

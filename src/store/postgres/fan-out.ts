@@ -74,7 +74,7 @@ const SETTLE_POLL_MS = 2;
  * Fan-out on PostgreSQL: an event's deliveries are queued after its commit, not in it (docs/decisions.md,
  * "Fan-out"). Each endpoint keeps the (tx, seq) of the last event it was fanned out to, and follows the
  * feed: only events whose transactions have ended, in (tx, seq) order, so none can commit behind a
- * position (events.ts). A claim first steps every enabled endpoint on by at most its limit of events;
+ * position (events.ts). A claim first steps every enabled endpoint on by at most its limit of deliveries;
  * a subscription change first settles the old one, so an event goes to the endpoints subscribed and
  * enabled when it was recorded. Each step or settle is one statement: the queue and the move commit together.
  */

@@ -87,8 +87,8 @@ export class SqliteDeliveryStore implements DeliveryStore {
     if (query.limit <= 0 || (this.#lookDue(query).length === 0 && !this.#fanOut.behind())) return [];
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
     return this.#writes.run(() => {
-      // At most as many events as the claim may take: fan-out keeps the dispatcher's pace, and a backlog
-      // is queued as it is sent, never all in one write.
+      // At most as many deliveries per endpoint as the claim may take: fan-out keeps the dispatcher's
+      // pace, and a backlog is queued as it is sent, never all in one write.
       this.#fanOut.step(query.limit);
       // Again under the write lock: another process may have claimed some since the look.
       const ids = JSON.stringify(this.#lookDue(query));

@@ -24,8 +24,8 @@ export const FAN_OUT_QUERIES = {
   /** Whether an enabled endpoint has events after its fanned_seq: then a claim has work even with none due. */
   behind: `SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND fanned_seq < ${EVENTS_HEAD} LIMIT 1`,
   /**
-   * Queues the deliveries of at most @span events after each enabled endpoint's fanned_seq (@endpoint:
-   * one). CROSS JOIN keeps the endpoints outside: each reads its span of events by seq, never the table.
+   * Queues the deliveries of the events after each enabled endpoint's fanned_seq through THROUGH, at most
+   * @span of them (@endpoint: one). CROSS JOIN keeps the endpoints outside: each reads its events by seq.
    */
   queue: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
     SELECT e.seq, w.id, 'pending', e.at FROM webhook_endpoints w
