@@ -2,7 +2,7 @@ import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint, inF
 import type { AttemptOutcome, ClaimQuery, DeliveryStats, DeliveryStore, DueDelivery } from '../delivery-store.js';
 import { asDate } from '../rows.js';
 import { deliveryFinishBatch } from './delivery-finish-batch.js';
-import { type PostgresFanOut, SUBSCRIBED } from './fan-out.js';
+import { type PostgresFanOut, UNQUEUED } from './fan-out.js';
 import type { Database } from './postgres-db.js';
 import type { StatementBatch } from './statement-batch.js';
 
@@ -49,11 +49,7 @@ export const DELIVERY_QUERIES = {
     INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
       error, attempted_at, next_attempt_at)
     SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5 FROM moved`,
-  stats: deliveryStatsQuery('w.enabled', {
-    count: `SELECT count(*) FROM events e WHERE (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND ${SUBSCRIBED}`,
-    first: `SELECT e.seq FROM events e WHERE (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND ${SUBSCRIBED}
-      ORDER BY e.tx, e.seq LIMIT 1`,
-  }),
+  stats: deliveryStatsQuery('w.enabled', UNQUEUED),
 };
 
 /**

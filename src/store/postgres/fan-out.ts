@@ -1,15 +1,23 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
+import type { UnqueuedSql } from '../delivery-rows.js';
 import { READ_PER_QUEUED } from '../fan-out-reach.js';
 import { ENDED } from './events.js';
 import type { Database } from './postgres-db.js';
 
 /** The endpoint `w`'s subscription holds for an event `e`'s type (`events` is comma-separated). */
-export const SUBSCRIBED = `e.type = ANY (string_to_array(w.events, ','))`;
+const SUBSCRIBED = `e.type = ANY (string_to_array(w.events, ','))`;
 
 /** Events after the endpoint `w`'s position that the feed shows already (their transactions ended). */
 const AFTER_POSITION = `SELECT tx, seq, type, at FROM events
   WHERE (tx, seq) > (w.fanned_tx, w.fanned_seq) AND ${ENDED} ORDER BY tx, seq`;
+
+/** The endpoint `w`'s events not queued yet, for the delivery stats (also those the feed does not show yet). */
+export const UNQUEUED: UnqueuedSql = {
+  count: `SELECT count(*) FROM events e WHERE (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND ${SUBSCRIBED}`,
+  first: `SELECT e.seq FROM events e WHERE (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND ${SUBSCRIBED}
+    ORDER BY e.tx, e.seq LIMIT 1`,
+};
 
 const ENDPOINT = 'SELECT w.id, w.events, w.enabled, w.fanned_tx, w.fanned_seq FROM webhook_endpoints w';
 

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint } from '../delivery-rows.js';
 import type { AttemptOutcome, ClaimQuery, DeliveryStats, DeliveryStore, DueDelivery } from '../delivery-store.js';
 import { fromMilliseconds } from '../rows.js';
-import { type SqliteFanOut, SUBSCRIBED } from './fan-out.js';
+import { type SqliteFanOut, UNQUEUED } from './fan-out.js';
 import type { GroupCommit } from './group-commit.js';
 
 /** The statements, exported so a test can check their plans. */
@@ -24,10 +24,7 @@ export const DELIVERY_QUERIES = {
       error, attempted_at, next_attempt_at)
     VALUES (@id, @endpointId, @eventSeq, @type, @attempt, @status, @responseStatus, @error, @attemptedAt,
       @nextAttemptAt)`,
-  stats: deliveryStatsQuery('w.enabled = 1', {
-    count: `SELECT count(*) FROM events e WHERE e.seq > w.fanned_seq AND ${SUBSCRIBED}`,
-    first: `SELECT e.seq FROM events e WHERE e.seq > w.fanned_seq AND ${SUBSCRIBED} ORDER BY e.seq LIMIT 1`,
-  }),
+  stats: deliveryStatsQuery('w.enabled = 1', UNQUEUED),
 };
 
 /**

@@ -1,11 +1,12 @@
 import type Database from 'better-sqlite3';
+import type { UnqueuedSql } from '../delivery-rows.js';
 import { READ_PER_QUEUED } from '../fan-out-reach.js';
 
 /** The newest event's seq: what an endpoint fanned out this far has been given everything of. */
 export const EVENTS_HEAD = '(SELECT coalesce(max(seq), 0) FROM events)';
 
 /** An event of `e` is of a type the endpoint `w` is subscribed to (`events` is comma-separated). */
-export const SUBSCRIBED = `instr(',' || w.events || ',', ',' || e.type || ',') > 0`;
+const SUBSCRIBED = `instr(',' || w.events || ',', ',' || e.type || ',') > 0`;
 
 /**
  * How far a step takes the endpoint `w`: to its @span-th subscribed event after fanned_seq, if that is
@@ -18,6 +19,12 @@ const THROUGH = `CASE WHEN @span IS NULL THEN ${EVENTS_HEAD} ELSE coalesce(
       LIMIT @span * ${READ_PER_QUEUED}) e WHERE ${SUBSCRIBED} ORDER BY e.seq LIMIT 1 OFFSET @span - 1),
     (SELECT seq FROM events WHERE seq > w.fanned_seq ORDER BY seq LIMIT 1 OFFSET @span * ${READ_PER_QUEUED} - 1),
     ${EVENTS_HEAD}) END`;
+
+/** The endpoint `w`'s events not queued yet, for the delivery stats. */
+export const UNQUEUED: UnqueuedSql = {
+  count: `SELECT count(*) FROM events e WHERE e.seq > w.fanned_seq AND ${SUBSCRIBED}`,
+  first: `SELECT e.seq FROM events e WHERE e.seq > w.fanned_seq AND ${SUBSCRIBED} ORDER BY e.seq LIMIT 1`,
+};
 
 /** The statements, exported so a test can check their plans. */
 export const FAN_OUT_QUERIES = {
