@@ -7,7 +7,7 @@ import type { WebhookStore } from './webhook-store.js';
 
 /**
  * The one storage interface. Implementations (SQLite now, PostgreSQL next) pass the same contract
- * suite (test/store-contract.test.ts); nothing above this layer knows which one it talks to.
+ * suite (test/store/store-contract.test.ts); nothing above this layer knows which one it talks to.
  */
 export interface Store {
   readonly kind: string;

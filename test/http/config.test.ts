@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { test } from 'node:test';
+import { loadConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { startHarness } from '../helpers/harness.js';
+import { BACKENDS } from '../helpers/stores.js';
+
+test('DATABASE_URL: SQLite paths in every form, PostgreSQL URLs with the user libpq would pick', () => {
+  assert.deepEqual(loadConfig({}).database, { kind: 'sqlite', path: resolve('data/petstore.db') });
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'x/p.db' }).database, { kind: 'sqlite', path: resolve('x/p.db') });
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:x/p.db' }).database, { kind: 'sqlite', path: resolve('x/p.db') });
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:///tmp/p.db' }).database, { kind: 'sqlite', path: '/tmp/p.db' });
+  assert.throws(() => loadConfig({ DATABASE_URL: 'sqlite://host/p.db' }), ConfigError);
+  assert.throws(
+    () => loadConfig({ DATABASE_URL: 'mysql://u:secret@h/db' }),
+    (error: Error) => !error.message.includes('secret'),
+  );
+
+  const pg = (env: Record<string, string>) => {
+    const { database } = loadConfig(env);
+    assert.equal(database.kind, 'postgres');
+    return database;
+  };
+  const plain = pg({ DATABASE_URL: 'postgres://127.0.0.1:5432/test' });
+  assert.equal(new URL(plain.url).username, userInfo().username);
+  assert.equal(new URL(pg({ DATABASE_URL: 'postgresql://127.0.0.1/test', PGUSER: 'app' }).url).username, 'app');
+  assert.equal(new URL(pg({ DATABASE_URL: 'postgres://me@127.0.0.1/test', PGUSER: 'app' }).url).username, 'me');
+  assert.deepEqual(
+    { ...plain, url: '' },
+    { kind: 'postgres', url: '', poolSize: 10, connectTimeoutMs: 3000, queryTimeoutMs: 5000 },
+  );
+  assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://x', DATABASE_POOL_SIZE: '0' }), ConfigError);
+});
+
+test('the rest of the environment: defaults, and one clear error per bad value', () => {
+  const config = loadConfig({});
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.port, 8080);
+  assert.equal(config.publicUrl, undefined);
+  assert.equal(config.logLevel, 'info');
+  assert.equal(config.tls, undefined);
+  assert.equal(loadConfig({ PUBLIC_URL: 'https://pets.example.com/' }).publicUrl, 'https://pets.example.com');
+  for (const env of [
+    { PORT: '70000' },
+    { PORT: 'http' },
+    { PUBLIC_URL: 'ftp://x' },
+    { PUBLIC_URL: 'https://x/?q=1' },
+    { LOG_LEVEL: 'loud' },
+    { TLS_CERT: 'cert.pem' },
+  ]) {
+    assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
+  }
+});
+
+test('MAX_CONNECTIONS_PER_ADDRESS: 1000 by default, 1 to the process maximum of 10 000', () => {
+  assert.equal(loadConfig({}).maxConnectionsPerAddress, 1000);
+  assert.equal(loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '10000' }).maxConnectionsPerAddress, 10_000);
+  assert.equal(loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '1' }).maxConnectionsPerAddress, 1);
+  for (const bad of ['0', '10001', 'many', '-1', '1.5']) {
+    assert.throws(
+      () => loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: bad }),
+      /^ConfigError: MAX_CONNECTIONS_PER_ADDRESS must be an integer from 1 to 10000/,
+      bad,
+    );
+  }
+});
+
+test('TRUST_PROXY: proxy addresses and CIDRs (or none); anything else stops the start naming it', () => {
+  assert.deepEqual(loadConfig({}).trustProxy, []);
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,::1,fd00::/8,loopback' }).trustProxy, [
+    '10.0.0.5',
+    '10.1.0.0/16',
+    '::1',
+    'fd00::/8',
+    'loopback',
+  ]);
+  // `true` and hop counts are refused: trusting any sender lets every client choose its own address.
+  for (const bad of ['true', '1', '10.0.0.300', '10.0.0.0/33', '::1/129', '10.0.0.0/8/1', '10.0.0.1,', 'proxy.lan']) {
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: bad }),
+      (error: Error) => error instanceof ConfigError && error.message.startsWith('TRUST_PROXY must'),
+      bad,
+    );
+  }
+});
+
+test('EVENT_RETENTION_DAYS: 30 by default, 1 to 3650 days', () => {
+  assert.equal(loadConfig({}).eventRetentionDays, 30);
+  assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '1' }).eventRetentionDays, 1);
+  assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '3650' }).eventRetentionDays, 3650);
+  for (const bad of ['0', '3651', '7d', '-1', '1.5']) {
+    assert.throws(
+      () => loadConfig({ EVENT_RETENTION_DAYS: bad }),
+      /^ConfigError: EVENT_RETENTION_DAYS must be an integer from 1 to 3650/,
+    );
+  }
+});
+
+test('WEBHOOK_TIMEOUT_MS and WEBHOOK_RETRY_SCHEDULE: defaults, units, and errors naming the variable', () => {
+  const config = loadConfig({});
+  assert.equal(config.webhookTimeoutMs, 10_000);
+  const [s, m, h] = [1000, 60_000, 3_600_000];
+  assert.deepEqual(config.webhookRetrySchedule, [5 * s, 5 * m, 30 * m, 2 * h, 5 * h, 10 * h, 10 * h]);
+  assert.equal(loadConfig({ WEBHOOK_TIMEOUT_MS: '250' }).webhookTimeoutMs, 250);
+  assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1m,1h,1d' }).webhookRetrySchedule, [
+    100,
+    2 * s,
+    m,
+    h,
+    24 * h,
+  ]);
+  for (const [name, value] of [
+    ['WEBHOOK_TIMEOUT_MS', '99'],
+    ['WEBHOOK_TIMEOUT_MS', '10s'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5s,,5m'],
+    ['WEBHOOK_RETRY_SCHEDULE', '0s'],
+    ['WEBHOOK_RETRY_SCHEDULE', '31d'],
+    ['WEBHOOK_RETRY_SCHEDULE', '1.5s'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5w'],
+    ['WEBHOOK_RETRY_SCHEDULE', Array(51).fill('1s').join(',')],
+  ] as const) {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (error: Error) => error instanceof ConfigError && error.message.startsWith(name),
+      `${name}=${value}`,
+    );
+  }
+});
+
+test('WEBHOOK_ALLOW_PRIVATE_URLS: false by default, exactly true or false', () => {
+  assert.equal(loadConfig({}).webhookAllowPrivateUrls, false);
+  assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls, true);
+  assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'false' }).webhookAllowPrivateUrls, false);
+  for (const bad of ['yes', '1', 'TRUE', 'on']) {
+    assert.throws(
+      () => loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: bad }),
+      (error: Error) => error instanceof ConfigError && error.message.includes('WEBHOOK_ALLOW_PRIVATE_URLS'),
+      bad,
+    );
+  }
+});
+
+test('PUBLIC_URL ending in /v1 (the OpenAPI servers URL) is the same origin: links never say /v1/v1', async (t) => {
+  for (const text of ['https://pets.example.com/v1', 'https://pets.example.com/v1/', 'https://pets.example.com']) {
+    assert.equal(loadConfig({ PUBLIC_URL: text }).publicUrl, 'https://pets.example.com', text);
+  }
+  assert.equal(loadConfig({ PUBLIC_URL: 'https://example.com/pets/v1' }).publicUrl, 'https://example.com/pets');
+  assert.equal(loadConfig({ PUBLIC_URL: 'https://example.com/v10' }).publicUrl, 'https://example.com/v10');
+
+  const publicUrl = loadConfig({ PUBLIC_URL: 'https://pets.example.com/v1/' }).publicUrl as string;
+  const h = await startHarness(t, BACKENDS[0] as (typeof BACKENDS)[number], { publicUrl });
+  const created = await h.call('POST', '/v1/pets', { body: { name: 'Rex', categoryId: 1 } });
+  assert.equal(created.status, 201);
+  assert.equal(created.headers.get('location'), `https://pets.example.com/v1/pets/${created.json.id}`);
+  const document = await h.call('GET', '/v1/openapi.json', { key: null });
+  assert.deepEqual(document.json.servers, [{ url: 'https://pets.example.com/v1' }]);
+});

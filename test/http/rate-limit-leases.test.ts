@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, test } from 'node:test';
+import autocannon from 'autocannon';
+import type { Rate } from '../../src/domain/token-bucket.js';
+import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
+import { type CallResult, type Harness, startHarness } from '../helpers/harness.js';
+import { commandsRun, privateRedis, redisLimiter } from '../helpers/redis.js';
+import { BACKENDS } from '../helpers/stores.js';
+
+const backend = BACKENDS[0];
+assert.ok(backend);
+
+interface Hammered {
+  /** Answers by status. */
+  readonly statuses: Map<number, number>;
+  /** The last answer of each status, for its headers. */
+  readonly last: Map<number, CallResult>;
+  readonly seconds: number;
+}
+
+/** One key sending GET /v1/pets without pause, `connections` at a time to each instance, for `ms`. */
+async function hammer(instances: Harness[], connections: number, ms: number): Promise<Hammered> {
+  const statuses = new Map<number, number>();
+  const last = new Map<number, CallResult>();
+  const started = performance.now();
+  const loop = async (h: Harness) => {
+    while (performance.now() - started < ms) {
+      const result = await h.call('GET', '/v1/pets');
+      statuses.set(result.status, (statuses.get(result.status) ?? 0) + 1);
+      last.set(result.status, result);
+    }
+  };
+  await Promise.all(instances.flatMap((h) => Array.from({ length: connections }, () => loop(h))));
+  return { statuses, last, seconds: (performance.now() - started) / 1000 };
+}
+
+describe('Redis limits without a Redis call per request', () => {
+  test('two instances hammering one key get RPS × 5 s + BURST, within 10 %', async (t) => {
+    const prefix = `petstore-test:${randomBytes(4).toString('hex')}:`;
+    const rate: Rate = { perSecond: 200, burst: 50 };
+    const h = await startHarness(t, backend, { rateLimit: () => ({ limiter: redisLimiter(t, prefix), perKey: rate }) });
+    const other = await h.startInstance();
+    // Warmed up on another key first: a cold start would miss part of the first quarter second's burst.
+    for (const instance of [h, other]) {
+      for (let i = 0; i < 100; i++) await instance.call('GET', '/v1/pets', { key: h.keys.read });
+    }
+    const { statuses, last, seconds } = await hammer([h, other], 8, 5000);
+    const allowed = statuses.get(200) ?? 0;
+    const refused = statuses.get(429) ?? 0;
+    const expected = rate.perSecond * 5 + rate.burst;
+    t.diagnostic(`allowed ${allowed}, refused ${refused} in ${seconds.toFixed(2)} s; expected ${expected} ± 10 %`);
+    assert.deepEqual([...statuses.keys()].sort(), [200, 429], 'every answer is 200 or 429');
+    assert.ok(Math.abs(allowed - expected) <= expected * 0.1, `allowed ${allowed}, expected ${expected} ± 10 %`);
+    const ok = last.get(200);
+    const tooMany = last.get(429);
+    assert.ok(ok && tooMany);
+    assert.equal(ok.headers.get('ratelimit-policy'), '"default";q=50;w=1');
+    assert.match(ok.headers.get('ratelimit') ?? '', /^"default";r=([0-9]|[1-4][0-9]|50);t=[01]$/);
+    assert.equal(tooMany.headers.get('retry-after'), '1');
+    assert.match(tooMany.headers.get('ratelimit') ?? '', /^"default";r=0;t=1$/);
+  });
+
+  test('at a steady high rate one key costs at most 0.05 Redis commands per request', async (t) => {
+    const redis = await privateRedis(t);
+    const rate: Rate = { perSecond: 100_000, burst: 100_000 };
+    const h = await startHarness(t, backend, {
+      rateLimit: () => ({ limiter: redisLimiter(t, 'steady:', redis.url), perKey: rate }),
+    });
+    const instances = [h, await h.startInstance()];
+    // autocannon, not fetch: a rate this process can only reach with a lighter client.
+    const load = (seconds: number) =>
+      Promise.all(
+        instances.map(({ url }) =>
+          autocannon({
+            url: `${url}/v1/pets`,
+            connections: 8,
+            duration: seconds,
+            headers: { authorization: `Bearer ${h.keys.all}` },
+          }),
+        ),
+      );
+    await load(1);
+    const before = await commandsRun(redis.url);
+    const results = await load(3);
+    const commands = (await commandsRun(redis.url)) - before;
+    const requests = results.reduce((sum, result) => sum + result['2xx'], 0);
+    const perRequest = commands / requests;
+    t.diagnostic(
+      `${requests} requests (${(requests / 3).toFixed(0)}/s over two instances), ${commands} Redis commands: ` +
+        `${perRequest.toFixed(4)} per request`,
+    );
+    assert.equal(
+      results.reduce((sum, result) => sum + result.non2xx + result.errors, 0),
+      0,
+      'the limit is never reached',
+    );
+    assert.ok(perRequest <= 0.05, `${perRequest} Redis commands per request`);
+  });
+  test('failed authentications from one address are one limit across two instances', async (t) => {
+    const prefix = `petstore-test:${randomBytes(4).toString('hex')}:`;
+    const h = await startHarness(t, backend, {
+      rateLimit: () => ({ limiter: redisLimiter(t, prefix), perKey: { perSecond: 100, burst: 200 } }),
+    });
+    const other = await h.startInstance();
+    const statuses: number[] = [];
+    for (let i = 0; i < 22; i++)
+      statuses.push((await (i % 2 ? other : h).call('GET', '/v1/pets', { key: null })).status);
+    assert.deepEqual(statuses, [...Array(20).fill(401), 429, 429]);
+    assert.equal((await other.call('GET', '/v1/pets')).status, 200, 'a valid key from that address passes');
+  });
+});
+
+/** Takes `count` tokens at once (in one event-loop turn); the number allowed. */
+async function burst(limiter: RateLimiter, bucket: string, rate: Rate, count: number): Promise<number> {
+  const decisions = await Promise.all(Array.from({ length: count }, () => limiter.take(bucket, rate, 1)));
+  assert.ok(decisions.every((decision) => decision.outcome !== 'unknown'));
+  return decisions.filter((decision) => decision.outcome === 'allowed').length;
+}
+
+describe('leases', () => {
+  // A lease holds up to a tenth of the burst (10) and a quarter second of the recent rate.
+  const rate: Rate = { perSecond: 40, burst: 100 };
+
+  test('the requests of one event-loop turn share one Redis call', async (t) => {
+    const redis = await privateRedis(t);
+    const limiter = redisLimiter(t, 'turn:', redis.url);
+    await limiter.ready();
+    await limiter.take('warm', rate, 1);
+    const before = await commandsRun(redis.url);
+    assert.equal(await burst(limiter, 'key:a', rate, 150), 100);
+    // The script and the four commands it runs: TIME, HGETALL, HSET, PEXPIRE.
+    assert.equal((await commandsRun(redis.url)) - before, 5);
+  });
+
+  test('a lease held by one instance counts against the burst of the others', async (t) => {
+    const prefix = `petstore-test:${randomBytes(4).toString('hex')}:`;
+    const [a, b] = [redisLimiter(t, prefix), redisLimiter(t, prefix)];
+    await Promise.all([a.ready(), b.ready()]);
+    // Two takes a few ms apart: the second leases a tenth of the burst, of which one is spent.
+    assert.equal(await burst(a, 'key:x', rate, 1), 1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(await burst(a, 'key:x', rate, 1), 1);
+    // The shared bucket refills to full meanwhile; full is the burst less what a still holds.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const fromB = await burst(b, 'key:x', rate, 150);
+    const fromA = await burst(a, 'key:x', rate, 150);
+    t.diagnostic(`at once: ${fromB} from the shared bucket, then ${fromA} from a's lease and the bucket`);
+    assert.ok(fromB <= rate.burst - 9 + 1, `b got ${fromB}: the 9 tokens a keeps are not in the bucket`);
+    assert.ok(fromA >= 9, `a spends the 9 left of its lease (${fromA})`);
+    assert.ok(fromA + fromB <= rate.burst + 1, `${fromA} + ${fromB} allowed at once, burst ${rate.burst}`);
+  });
+
+  test('a closing instance gives its lease back', async (t) => {
+    const prefix = `petstore-test:${randomBytes(4).toString('hex')}:`;
+    const [a, b] = [redisLimiter(t, prefix), redisLimiter(t, prefix)];
+    await Promise.all([a.ready(), b.ready()]);
+    await burst(a, 'key:y', rate, 1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await burst(a, 'key:y', rate, 1);
+    const drained = await burst(b, 'key:y', rate, 150);
+    await a.close();
+    // Past the wait b keeps after finding the bucket dry (it does not hear of what comes back before).
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const after = await burst(b, 'key:y', rate, 150);
+    t.diagnostic(`b drained ${drained}, then got ${after} once a closed`);
+    assert.ok(after >= 9 && after <= 13, `the 9 tokens a held, and what refilled: ${after}`);
+  });
+});

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { describe, type TestContext, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { waitUntil } from '../helpers/eventually.js';
+import { eachBackend, request } from '../helpers/harness.js';
+import { cliEnv, createKey, freshDatabaseUrl, startServe } from '../helpers/process.js';
+import { settledFeed } from '../helpers/settled-feed.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+/** The README's programs are separate processes: they get time to start and to print. */
+const PATIENT = { timeoutMs: 10_000 };
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const README_ORIGIN = 'http://127.0.0.1:8080';
+
+/** The fenced blocks of the README's events section, in order, by language. */
+function snippets(): { js: string[]; sh: string[] } {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.split(/^## /m).find((part) => part.startsWith('Events: what changed\n'));
+  assert.ok(section, 'the README has an "Events: what changed" section');
+  const blocks = [...section.matchAll(/^```(js|sh)\n([\s\S]*?)^```$/gm)];
+  return {
+    js: blocks.filter((block) => block[1] === 'js').map((block) => block[2] as string),
+    sh: blocks.filter((block) => block[1] === 'sh').map((block) => block[2] as string),
+  };
+}
+
+/** A project directory with `petstore` and `standardwebhooks` installed (linked), as a consumer's would be. */
+function consumerProject(t: TestContext): string {
+  const dir = tempDir(t);
+  mkdirSync(join(dir, 'node_modules'));
+  symlinkSync(ROOT, join(dir, 'node_modules', 'petstore'), 'dir');
+  symlinkSync(join(ROOT, 'node_modules', 'standardwebhooks'), join(dir, 'node_modules', 'standardwebhooks'), 'dir');
+  return dir;
+}
+
+/** Runs a command until the test ends, collecting its output. */
+function run(t: TestContext, command: string, args: string[], options: { cwd?: string; env: NodeJS.ProcessEnv }) {
+  const child: ChildProcess = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let output = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  return { child, output: () => output };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+eachBackend((backend) => {
+  describe(`the README's events snippets [${backend.name}]`, () => {
+    test('poll with the client, stream with curl, receive and verify a webhook', async (t) => {
+      const { js, sh } = snippets();
+      assert.equal(js.length, 2, 'a client snippet and a receiver');
+      assert.equal(sh.length, 2, 'the stream and the registration');
+      const env = cliEnv(await freshDatabaseUrl(t, backend), {
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '100ms,200ms',
+      });
+      const key = await createKey(env, 'readme');
+      const serve = await startServe(t, env);
+      const call = (method: string, path: string, body?: unknown) =>
+        request(serve.url, method, path, body === undefined ? {} : { body }, key);
+      const dir = consumerProject(t);
+      const shell = (snippet: string) =>
+        run(t, 'bash', ['-c', snippet.replaceAll(README_ORIGIN, serve.url)], { env: { ...process.env, KEY: key } });
+
+      // Registering: the answer shows the secret once.
+      const registration = shell(sh[1] as string);
+      await waitUntil('the registration', () => registration.output().includes('"secret":"whsec_'), PATIENT);
+      assert.match(registration.output(), /"events":\["order\.placed","order\.status_changed"\]/);
+
+      // The receiver, on its own port, and an endpoint for it.
+      const port = await freePort();
+      const endpoint = await call('POST', '/v1/webhooks', {
+        url: `http://127.0.0.1:${port}/`,
+        events: ['pet.created'],
+      });
+      assert.equal(endpoint.status, 201, endpoint.text);
+      writeFileSync(join(dir, 'receiver.mjs'), js[1] as string);
+      const receiver = run(t, process.execPath, ['receiver.mjs'], {
+        cwd: dir,
+        env: { PATH: process.env.PATH, PORT: String(port), WEBHOOK_SECRET: endpoint.json.secret },
+      });
+
+      writeFileSync(join(dir, 'follow.mjs'), js[0] as string);
+      const follower = run(t, process.execPath, ['follow.mjs'], {
+        cwd: dir,
+        env: { PATH: process.env.PATH, PETSTORE_URL: serve.url, PETSTORE_KEY: key },
+      });
+      const stream = shell(sh[0] as string);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      const pet = (await call('POST', '/v1/pets', { name: 'Rex', categoryId: 1 })).json;
+      const [event] = await settledFeed((path) => call('GET', path), 1, 'type=pet.created');
+      assert.equal(event.data.id, pet.id);
+      const line = `pet.created ${event.id} ${JSON.stringify(pet)}`;
+      await waitUntil(
+        'the follower printing the event',
+        () => follower.output().includes(`${event.timestamp} ${line}`),
+        PATIENT,
+      );
+      await waitUntil(
+        'the stream sending it',
+        () => stream.output().includes(`data: ${JSON.stringify(event)}`),
+        PATIENT,
+      );
+      await waitUntil('the receiver verifying it', () => receiver.output().includes(line), PATIENT);
+
+      // A forged delivery is refused, and nothing is printed for it.
+      const forged = await fetch(`http://127.0.0.1:${port}/`, {
+        method: 'POST',
+        headers: {
+          'webhook-id': 'evt_999',
+          'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+          'webhook-signature': 'v1,AAAA',
+        },
+        body: JSON.stringify({ ...event, id: 'evt_999' }),
+      });
+      assert.equal(forged.status, 400);
+      assert.doesNotMatch(receiver.output(), /evt_999/);
+      await serve.stop();
+    });
+  });
+});

@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { describe, type TestContext, test } from 'node:test';
+import { EVENT_TYPES } from '../../src/domain/event-types.js';
+import type { AttemptOutcome, DueDelivery } from '../../src/store/delivery-store.js';
+import type { Store } from '../../src/store/store.js';
+import { claimQuery } from '../helpers/claims.js';
+import { eachBackend } from '../helpers/harness.js';
+
+const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
+
+/** A time after every event these tests record (PostgreSQL stamps events with its own clock). */
+const later = (ms = 0) => new Date(Date.now() + 1000 + ms);
+
+function outcome(delivery: DueDelivery, overrides: Partial<AttemptOutcome> = {}): AttemptOutcome {
+  return {
+    delivery,
+    status: 'succeeded',
+    responseStatus: 204,
+    error: undefined,
+    attemptedAt: new Date(),
+    nextAttemptAt: undefined,
+    ...overrides,
+  };
+}
+
+async function endpoint(store: Store, url = 'https://hooks.example.com/in') {
+  const createdAt = new Date();
+  return store.webhooks.create({ url, events: [...EVENT_TYPES], description: null, secret: SECRET, createdAt });
+}
+
+const pets = async (store: Store, count: number) => {
+  for (let i = 0; i < count; i++) await store.pets.create({ name: `p${i}`, categoryId: 1, status: 'available' });
+};
+
+eachBackend((backend) => {
+  describe(`delivery store contract [${backend.name}]`, () => {
+    async function fresh(t: TestContext) {
+      const fixture = await backend.create();
+      t.after(() => fixture.dispose());
+      return fixture.store;
+    }
+
+    test('claim: due deliveries with what the attempt needs, once, within the bounds asked', async (t) => {
+      const store = await fresh(t);
+      const a = await endpoint(store, 'https://a.example.com/');
+      const b = await endpoint(store, 'https://b.example.com/');
+      await pets(store, 5);
+      const now = later();
+      const first = await store.deliveries.claim(claimQuery(now, { perEndpoint: 2 }));
+      assert.deepEqual(first.map((delivery) => delivery.endpoint.id).sort(), [a.id, a.id, b.id, b.id].sort());
+      const one = first.find((delivery) => delivery.endpoint.id === a.id) as DueDelivery;
+      assert.deepEqual(one.endpoint, { id: a.id, url: 'https://a.example.com/', secret: SECRET });
+      assert.equal(one.attempt, 1);
+      assert.equal(one.claimedUntil.getTime(), now.getTime() + 60_000);
+      assert.equal(one.event.type, 'pet.created');
+      const names = first.flatMap((delivery) =>
+        delivery.endpoint.id === a.id && delivery.event.type === 'pet.created' ? [delivery.event.pet.name] : [],
+      );
+      assert.deepEqual(names.sort(), ['p0', 'p1'], 'oldest due first');
+
+      const inFlight = new Map([
+        [a.id, 2],
+        [b.id, 1],
+      ]);
+      const second = await store.deliveries.claim(claimQuery(now, { perEndpoint: 3, inFlight }));
+      assert.deepEqual(second.map((delivery) => delivery.endpoint.id).sort(), [a.id, b.id, b.id].sort());
+      const ids = [...first, ...second].map((delivery) => delivery.id);
+      assert.equal(new Set(ids).size, ids.length, 'nothing claimed twice');
+      assert.equal((await store.deliveries.claim(claimQuery(now, { limit: 1 }))).length, 1);
+      assert.equal((await store.deliveries.claim(claimQuery(now, { limit: 0 }))).length, 0);
+      assert.equal((await store.deliveries.claim(claimQuery(now))).length, 2, 'the 10 deliveries, each claimed once');
+      assert.deepEqual(await store.deliveries.claim(claimQuery(later(1000))), []);
+    });
+
+    test('a claim holds until its lease; then another takes it, and the late finisher records nothing', async (t) => {
+      const store = await fresh(t);
+      const { id } = await endpoint(store);
+      await pets(store, 1);
+      const now = later();
+      const [mine] = await store.deliveries.claim(claimQuery(now, { leaseMs: 1000 }));
+      assert.ok(mine);
+      assert.deepEqual(await store.deliveries.claim(claimQuery(new Date(now.getTime() + 999))), []);
+      const [theirs] = await store.deliveries.claim(claimQuery(new Date(now.getTime() + 1001)));
+      assert.equal(theirs?.id, mine.id);
+      assert.equal(theirs?.attempt, 1);
+      assert.equal(await store.deliveries.finish(outcome(mine)), false, 'the lost claim records nothing');
+      assert.equal(await store.deliveries.finish(outcome(theirs as DueDelivery)), true);
+      assert.equal(await store.deliveries.finish(outcome(theirs as DueDelivery)), false, 'recorded once');
+      const log = await store.webhooks.attempts(id, { limit: 10 });
+      assert.deepEqual(
+        log.map(({ attempt, status, responseStatus, error }) => ({ attempt, status, responseStatus, error })),
+        [{ attempt: 1, status: 'succeeded', responseStatus: 204, error: null }],
+      );
+    });
+
+    test('finish: pending waits for its next attempt, numbered on; succeeded and failed are done', async (t) => {
+      const store = await fresh(t);
+      const { id } = await endpoint(store);
+      await pets(store, 2);
+      const now = later();
+      const [retried, done] = (await store.deliveries.claim(claimQuery(now))) as [DueDelivery, DueDelivery];
+      const next = new Date(now.getTime() + 10_000);
+      const failure = {
+        status: 'pending',
+        responseStatus: undefined,
+        error: 'connection refused',
+        nextAttemptAt: next,
+      };
+      assert.equal(await store.deliveries.finish(outcome(retried, failure as Partial<AttemptOutcome>)), true);
+      assert.equal(await store.deliveries.finish(outcome(done)), true);
+      assert.deepEqual(await store.deliveries.claim(claimQuery(new Date(next.getTime() - 1))), []);
+      const [again] = await store.deliveries.claim(claimQuery(next));
+      assert.equal(again?.id, retried.id);
+      assert.equal(again?.attempt, 2);
+      assert.equal(await store.deliveries.finish(outcome(again as DueDelivery, { status: 'failed' })), true);
+      assert.deepEqual(await store.deliveries.claim(claimQuery(later(60_000))), []);
+      const log = await store.webhooks.attempts(id, { limit: 10 });
+      assert.deepEqual(
+        log.map((entry) => [entry.eventSeq, entry.attempt, entry.status, entry.nextAttemptAt?.getTime() ?? null]),
+        [
+          [retried.event.seq, 2, 'failed', null],
+          [done.event.seq, 1, 'succeeded', null],
+          [retried.event.seq, 1, 'pending', next.getTime()],
+        ],
+      );
+    });
+
+    test('finishes that arrive together are each recorded, or not, as if alone', async (t) => {
+      const store = await fresh(t);
+      const { id } = await endpoint(store);
+      await pets(store, 5);
+      const now = later();
+      const claimed = await store.deliveries.claim(claimQuery(now, { leaseMs: 1000 }));
+      assert.equal(claimed.length, 5);
+      const [lost, ...kept] = claimed as [DueDelivery, ...DueDelivery[]];
+      const [again] = await store.deliveries.claim(claimQuery(new Date(now.getTime() + 1001), { limit: 1 }));
+      assert.equal(again?.id, lost.id, 'the first claim ran out and was taken again');
+      const retry = { status: 'pending', error: 'answered 500', responseStatus: 500, nextAttemptAt: later(60_000) };
+      const results = await Promise.all([
+        store.deliveries.finish(outcome(lost)),
+        ...kept.map((delivery, i) =>
+          store.deliveries.finish(outcome(delivery, i === 0 ? (retry as Partial<AttemptOutcome>) : {})),
+        ),
+      ]);
+      assert.deepEqual(results, [false, true, true, true, true]);
+      const log = await store.webhooks.attempts(id, { limit: 10 });
+      assert.deepEqual(
+        log.map((entry) => [entry.eventSeq, entry.status, entry.responseStatus]).reverse(),
+        kept.map((delivery, i) => [delivery.event.seq, i === 0 ? 'pending' : 'succeeded', i === 0 ? 500 : 204]),
+        'logged in the order finished, the lost claim not at all',
+      );
+      assert.equal(await store.deliveries.finish(outcome(again as DueDelivery)), true);
+    });
+
+    test('stats count pending deliveries to enabled endpoints; a disabled one keeps its own, unclaimed', async (t) => {
+      const store = await fresh(t);
+      const { id } = await endpoint(store);
+      assert.deepEqual(await store.deliveries.stats(new Date()), { pending: 0, oldestPendingSeconds: 0 });
+      await pets(store, 3);
+      const stats = await store.deliveries.stats(later(5000));
+      assert.equal(stats.pending, 3);
+      assert.ok(stats.oldestPendingSeconds >= 5 && stats.oldestPendingSeconds < 10, `${stats.oldestPendingSeconds}`);
+      await store.webhooks.update(id, { enabled: false });
+      assert.deepEqual(await store.deliveries.claim(claimQuery(later())), []);
+      assert.deepEqual(await store.deliveries.stats(later()), { pending: 0, oldestPendingSeconds: 0 });
+      await store.webhooks.update(id, { enabled: true });
+      assert.equal((await store.deliveries.claim(claimQuery(later()))).length, 3);
+    });
+  });
+});

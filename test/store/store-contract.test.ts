@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Scope } from '../../src/domain/api-key.js';
+import { DuplicateNameError, type NewApiKeyRecord } from '../../src/store/store.js';
+import { eachBackend } from '../helpers/harness.js';
+import type { StoreFixture } from '../helpers/stores.js';
+
+function keyRecord(name: string, overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord {
+  return {
+    name,
+    prefix: 'psk_abcdef',
+    hash: `${name}-hash`.padEnd(64, '0'),
+    scopes: ['read', 'write'] as Scope[],
+    expiresAt: null,
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+    ...overrides,
+  };
+}
+
+eachBackend((backend) => {
+  describe(`store contract [${backend.name}]`, () => {
+    async function fresh(t: { after: (fn: () => Promise<void>) => void }): Promise<StoreFixture> {
+      const fixture = await backend.create();
+      t.after(() => fixture.dispose());
+      return fixture;
+    }
+
+    test('pets: create assigns increasing ids and get returns what was stored', async (t) => {
+      const { store } = await fresh(t);
+      const a = await store.pets.create({ name: ' Rex ', categoryId: 3, status: 'available' });
+      const b = await store.pets.create({ name: 'Émile 🐈', categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' });
+      assert.ok(a.id >= 1 && b.id > a.id);
+      assert.deepEqual(await store.pets.get(a.id), { id: a.id, name: ' Rex ', categoryId: 3, status: 'available' });
+      assert.deepEqual(await store.pets.get(b.id), b);
+      assert.equal(b.categoryId, Number.MAX_SAFE_INTEGER);
+      assert.equal(await store.pets.get(b.id + 1), undefined);
+    });
+
+    test('pets: list pages in id order, by status, after an id', async (t) => {
+      const { store } = await fresh(t);
+      const statuses = ['available', 'sold', 'pending', 'sold', 'available', 'sold'] as const;
+      const pets = [];
+      for (const [i, status] of statuses.entries())
+        pets.push(await store.pets.create({ name: `p${i}`, categoryId: 1, status }));
+      assert.deepEqual(await store.pets.list({ limit: 10 }), pets);
+      assert.deepEqual(await store.pets.list({ limit: 2 }), pets.slice(0, 2));
+      assert.deepEqual(await store.pets.list({ limit: 10, afterId: pets[2]?.id }), pets.slice(3));
+      const sold = pets.filter((pet) => pet.status === 'sold');
+      assert.deepEqual(await store.pets.list({ limit: 10, status: 'sold' }), sold);
+      assert.deepEqual(await store.pets.list({ limit: 1, status: 'sold', afterId: sold[0]?.id }), [sold[1]]);
+      assert.deepEqual(await store.pets.list({ limit: 10, afterId: pets.at(-1)?.id }), []);
+    });
+
+    test('pets: a reader paging while two instances insert concurrently never skips or repeats a pet', async (t) => {
+      const fixture = await fresh(t);
+      const stores = [fixture.store, await fixture.reopen()];
+      let writing = true;
+      const writers = Promise.all(
+        Array.from({ length: 8 }, async (_, w) => {
+          for (let i = 0; i < 40; i++) {
+            await stores[w % 2]?.pets.create({ name: `w${w}-${i}`, categoryId: 1, status: 'available' });
+          }
+        }),
+      ).finally(() => {
+        writing = false;
+      });
+      const seen: number[] = [];
+      let afterId = 0;
+      for (;;) {
+        const finished = !writing;
+        const page = await fixture.store.pets.list({ limit: 3, afterId });
+        seen.push(...page.map((pet) => pet.id));
+        afterId = page.at(-1)?.id ?? afterId;
+        if (page.length === 0 && finished) break;
+        if (page.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      await writers;
+      const all = (await fixture.store.pets.list({ limit: 1000 })).map((pet) => pet.id);
+      assert.equal(all.length, 320);
+      assert.deepEqual(seen, all, 'the reader saw every pet exactly once, in order');
+    });
+
+    test('orders: place moves the pet to pending; refusals say why and write nothing', async (t) => {
+      const { store } = await fresh(t);
+      const createdAt = new Date('2026-05-01T10:00:00.000Z');
+      const pet = await store.pets.create({ name: 'x', categoryId: 1, status: 'available' });
+      const result = await store.orders.place({ petId: pet.id, quantity: 3, createdAt });
+      assert.equal(result.outcome, 'placed');
+      const order = result.outcome === 'placed' ? result.order : undefined;
+      assert.deepEqual(order, { id: order?.id, petId: pet.id, quantity: 3, status: 'placed', createdAt });
+      assert.equal((await store.pets.get(pet.id))?.status, 'pending');
+      assert.deepEqual(await store.orders.place({ petId: pet.id, quantity: 1, createdAt }), {
+        outcome: 'pet_not_available',
+        petStatus: 'pending',
+      });
+      assert.deepEqual(await store.orders.place({ petId: pet.id + 100, quantity: 1, createdAt }), {
+        outcome: 'pet_not_found',
+      });
+      assert.deepEqual(await store.orders.get(order?.id ?? 0), order);
+      assert.equal((await store.orders.list({ limit: 10 })).length, 1);
+    });
+
+    test('orders: status changes follow the state machine and move the pet with them', async (t) => {
+      const { store } = await fresh(t);
+      const createdAt = new Date();
+      const pet = await store.pets.create({ name: 'x', categoryId: 1, status: 'available' });
+      const placed = await store.orders.place({ petId: pet.id, quantity: 1, createdAt });
+      const id = placed.outcome === 'placed' ? placed.order.id : 0;
+      assert.equal((await store.orders.changeStatus(id, 'delivered')).outcome, 'refused');
+      assert.equal((await store.orders.changeStatus(id, 'approved')).outcome, 'changed');
+      assert.equal((await store.pets.get(pet.id))?.status, 'pending');
+      const delivered = await store.orders.changeStatus(id, 'delivered');
+      assert.equal(delivered.outcome === 'changed' ? delivered.order.status : undefined, 'delivered');
+      assert.equal((await store.pets.get(pet.id))?.status, 'sold');
+      assert.equal((await store.orders.changeStatus(id, 'cancelled')).outcome, 'refused');
+      assert.equal((await store.pets.get(pet.id))?.status, 'sold');
+      assert.deepEqual(await store.orders.changeStatus(id + 1, 'approved'), { outcome: 'order_not_found' });
+      assert.deepEqual(
+        (await store.orders.list({ limit: 10, status: 'delivered' })).map((o) => o.id),
+        [id],
+      );
+      assert.deepEqual(await store.orders.list({ limit: 10, status: 'placed' }), []);
+      assert.deepEqual(await store.orders.list({ limit: 10, afterId: id }), []);
+    });
+
+    test('api keys: create, find by hash, list without hashes, duplicate active names refused', async (t) => {
+      const { store } = await fresh(t);
+      const created = await store.apiKeys.create(keyRecord('ci', { scopes: ['read'] }));
+      assert.equal(created.name, 'ci');
+      assert.deepEqual(created.scopes, ['read']);
+      assert.equal(created.revokedAt, null);
+      const found = await store.apiKeys.findByHash(keyRecord('ci').hash);
+      assert.equal(found?.id, created.id);
+      assert.equal(found?.hash, keyRecord('ci').hash);
+      assert.equal(await store.apiKeys.findByHash('0'.repeat(64)), undefined);
+      await assert.rejects(store.apiKeys.create(keyRecord('ci', { hash: 'f'.repeat(64) })), DuplicateNameError);
+      const listed = await store.apiKeys.list();
+      assert.equal(listed.length, 1);
+      assert.ok(!('hash' in (listed[0] as object)));
+    });
+
+    test('api keys: revoke by id or name; the name is free again afterwards', async (t) => {
+      const { store } = await fresh(t);
+      const one = await store.apiKeys.create(keyRecord('one'));
+      await store.apiKeys.create(keyRecord('two'));
+      const at = new Date('2026-02-01T00:00:00Z');
+      assert.equal((await store.apiKeys.revoke(String(one.id), at))?.name, 'one');
+      assert.equal((await store.apiKeys.revoke('two', at))?.revokedAt?.getTime(), at.getTime());
+      assert.equal(await store.apiKeys.revoke('two', at), undefined, 'already revoked');
+      assert.equal(await store.apiKeys.revoke('nobody', at), undefined);
+      assert.equal((await store.apiKeys.findByHash(keyRecord('one').hash))?.revokedAt?.getTime(), at.getTime());
+      await store.apiKeys.create(keyRecord('two', { hash: 'e'.repeat(64) }));
+    });
+
+    test('api keys: createFirst creates only on an empty table, once across instances', async (t) => {
+      const fixture = await fresh(t);
+      const other = await fixture.reopen();
+      const results = await Promise.all([
+        fixture.store.apiKeys.createFirst(keyRecord('first-a')),
+        other.apiKeys.createFirst(keyRecord('first-b')),
+      ]);
+      assert.equal(results.filter((r) => r !== undefined).length, 1);
+      assert.equal(await fixture.store.apiKeys.createFirst(keyRecord('first-c')), undefined);
+      assert.equal((await fixture.store.apiKeys.list()).length, 1);
+    });
+
+    test('api keys: touch records the last-used time; expiry is kept', async (t) => {
+      const { store } = await fresh(t);
+      const expiresAt = new Date('2030-01-01T00:00:00Z');
+      const key = await store.apiKeys.create(keyRecord('k', { expiresAt }));
+      assert.equal(key.expiresAt?.getTime(), expiresAt.getTime());
+      const at = new Date('2026-03-01T12:00:00Z');
+      await store.apiKeys.touch(key.id, at);
+      assert.equal((await store.apiKeys.list())[0]?.lastUsedAt?.getTime(), at.getTime());
+    });
+
+    test('secrets are created once and shared by every instance', async (t) => {
+      const fixture = await fresh(t);
+      const first = await fixture.store.secret('cursor');
+      assert.equal(first.length, 32);
+      assert.deepEqual(await fixture.store.secret('cursor'), first);
+      assert.deepEqual(await (await fixture.reopen()).secret('cursor'), first);
+      assert.notDeepEqual(await fixture.store.secret('other'), first);
+    });
+
+    test('ping answers while open; a second open of the same database migrates nothing and sees the data', async (t) => {
+      const fixture = await fresh(t);
+      await fixture.store.ping();
+      const pet = await fixture.store.pets.create({ name: 'x', categoryId: 1, status: 'pending' });
+      const other = await fixture.reopen();
+      assert.deepEqual(await other.pets.get(pet.id), pet);
+    });
+  });
+});

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { describe, type TestContext, test } from 'node:test';
+import type { DueDelivery } from '../../src/store/delivery-store.js';
+import type { NewWebhookEndpointRecord } from '../../src/store/webhook-store.js';
+import { claimEverything, claimQuery } from '../helpers/claims.js';
+import { eachBackend } from '../helpers/harness.js';
+
+const endpoint = (overrides: Partial<NewWebhookEndpointRecord> = {}): NewWebhookEndpointRecord => ({
+  url: 'https://hooks.example.com/in',
+  events: ['order.placed', 'pet.created'],
+  description: null,
+  secret: 'whsec_c2VjcmV0',
+  createdAt: new Date('2026-01-02T03:04:05.678Z'),
+  ...overrides,
+});
+
+eachBackend((backend) => {
+  describe(`webhook store contract [${backend.name}]`, () => {
+    async function fresh(t: TestContext) {
+      const fixture = await backend.create();
+      t.after(() => fixture.dispose());
+      return fixture;
+    }
+
+    test('create keeps every field as given, enabled; get and list return it', async (t) => {
+      const { store } = await fresh(t);
+      const created = await store.webhooks.create(endpoint({ description: 'Ünïcode 🐈' }));
+      assert.deepEqual(created, { id: created.id, enabled: true, ...endpoint({ description: 'Ünïcode 🐈' }) });
+      assert.deepEqual(await store.webhooks.get(created.id), created);
+      assert.equal(await store.webhooks.get(created.id + 1), undefined);
+      const more = [await store.webhooks.create(endpoint()), await store.webhooks.create(endpoint())];
+      assert.deepEqual(await store.webhooks.list({ limit: 10 }), [created, ...more]);
+      assert.deepEqual(await store.webhooks.list({ limit: 1, afterId: created.id }), [more[0]]);
+    });
+
+    test('update changes only what it is given; description null clears it; unknown ids are undefined', async (t) => {
+      const { store } = await fresh(t);
+      const { id } = await store.webhooks.create(endpoint({ description: 'kept' }));
+      const disabled = await store.webhooks.update(id, { enabled: false });
+      assert.deepEqual(disabled, { id, enabled: false, ...endpoint({ description: 'kept' }) });
+      const moved = await store.webhooks.update(id, { url: 'https://other.example.com/', events: ['pet.created'] });
+      assert.deepEqual(moved, { ...disabled, url: 'https://other.example.com/', events: ['pet.created'] });
+      assert.equal((await store.webhooks.update(id, { description: undefined }))?.description, 'kept');
+      assert.equal((await store.webhooks.update(id, { description: null }))?.description, null);
+      assert.equal((await store.webhooks.update(id, { enabled: true }))?.enabled, true);
+      assert.equal(await store.webhooks.update(id + 1, { enabled: true }), undefined);
+    });
+
+    test('only enabled endpoints subscribed to a type get its deliveries; remove takes them along', async (t) => {
+      const fixture = await fresh(t);
+      const { store } = fixture;
+      const subscribed = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const elsewhere = await store.webhooks.create(endpoint({ events: ['order.placed'] }));
+      const disabled = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      await store.webhooks.update(disabled.id, { enabled: false });
+      await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
+      assert.deepEqual(
+        (await claimEverything(store)).map((delivery) => delivery.endpoint.id),
+        [subscribed.id],
+      );
+      assert.equal(await store.webhooks.remove(subscribed.id), true);
+      assert.deepEqual(await fixture.sql('SELECT endpoint_id FROM webhook_deliveries'), []);
+      assert.equal(await store.webhooks.remove(subscribed.id), false);
+      assert.deepEqual(
+        (await store.webhooks.list({ limit: 10 })).map((record) => record.id),
+        [elsewhere.id, disabled.id],
+      );
+      assert.deepEqual(await store.webhooks.attempts(subscribed.id, { limit: 10 }), []);
+    });
+
+    test('a claim passes over events of types no endpoint takes many at a time, not its limit at a time', async (t) => {
+      const { store } = await fresh(t);
+      const orders = await store.webhooks.create(endpoint({ events: ['order.placed'] }));
+      const pets = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) =>
+          store.pets.create({ name: `p${i}`, categoryId: 1, status: 'available' }),
+        ),
+      );
+      await store.orders.place({ petId: pets[0]?.id as number, quantity: 1, createdAt: new Date() });
+      // Claims of 10 each read 160 events on: the order's delivery comes with the 7th (the 101st at 10).
+      let claims = 0;
+      let sent: DueDelivery[] = [];
+      while (sent.length === 0 && claims < 200) {
+        sent = await store.deliveries.claim(claimQuery(new Date(Date.now() + 60_000), { limit: 10 }));
+        claims += 1;
+      }
+      assert.deepEqual(
+        sent.map(({ endpoint, event }) => [endpoint.id, event.type]),
+        [[orders.id, 'order.placed']],
+      );
+      assert.equal(claims, 7);
+    });
+
+    test('a subscription change holds from then on: what was recorded before goes out as subscribed then', async (t) => {
+      const { store } = await fresh(t);
+      const pet = async () => (await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' })).id;
+      const paused = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const switched = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const before = await pet();
+      await store.webhooks.update(paused.id, { enabled: false });
+      await store.webhooks.update(switched.id, { events: ['order.placed'] });
+      const meanwhile = await pet();
+      await store.webhooks.update(paused.id, { enabled: true });
+      await store.webhooks.update(switched.id, { events: ['pet.created'], description: 'back' });
+      const after = await pet();
+      const late = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      assert.deepEqual(
+        (await claimEverything(store)).map(({ endpoint, event }) => [
+          endpoint.id,
+          event.type === 'pet.created' && event.pet.id,
+        ]),
+        [
+          [paused.id, before],
+          [paused.id, after],
+          [switched.id, before],
+          [switched.id, after],
+        ],
+        `not ${meanwhile} (recorded while one was disabled and the other subscribed elsewhere), nothing to ${late.id}`,
+      );
+    });
+  });
+});
