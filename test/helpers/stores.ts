@@ -9,6 +9,7 @@ import type { PostgresDatabaseConfig } from '../../src/config/config.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { createPgCluster, pgClusterUnavailable } from './pg-cluster.js';
 
 /** A fresh, empty store of one kind; `dispose` closes it and removes everything it made. */
 export interface StoreFixture {
@@ -60,12 +61,33 @@ const sqlite: StoreBackend = {
   },
 };
 
-/** The PostgreSQL server the tests use: the machine's own (trust auth, database `test`). */
-export const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The machine's PostgreSQL (trust auth, database `test`). */
+const MACHINE_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+const CHOSEN_POSTGRES = process.env.PETSTORE_TEST_POSTGRES_URL;
+/**
+ * Test files run at once, and PostgreSQL's snapshots span a whole server: a transaction that one file holds
+ * open holds back what the feed and the webhooks of every other file may see, and its waits. So unless
+ * PETSTORE_TEST_POSTGRES_URL names a server, each test process gets a private one, made on first use, where
+ * the machine can make one (root and the server binaries); else the machine's own.
+ */
+const PRIVATE_POSTGRES = CHOSEN_POSTGRES === undefined && pgClusterUnavailable() === undefined;
+let postgresServer: Promise<string> | undefined;
+
+/** The URL of this test process's PostgreSQL server (see PRIVATE_POSTGRES). */
+export function postgresUrl(): Promise<string> {
+  postgresServer ??= PRIVATE_POSTGRES ? privateCluster() : Promise.resolve(CHOSEN_POSTGRES ?? MACHINE_POSTGRES);
+  return postgresServer;
+}
+
+async function privateCluster(): Promise<string> {
+  const cluster = await createPgCluster();
+  cluster.destroyAfter(process.pid);
+  return cluster.url;
+}
 
 /** A new, empty schema of its own, and the URL that puts a connection in it. */
-export function createPostgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
-  return createSchema(POSTGRES_URL, 'petstore_test');
+export async function createPostgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  return createSchema(await postgresUrl(), 'petstore_test');
 }
 
 export function postgresConfig(url: string): PostgresDatabaseConfig {
@@ -84,7 +106,7 @@ export async function postgresStoreWithClient(t: TestContext): Promise<{ store: 
   return { store, client };
 }
 
-const postgresSkip = await postgresUnreachable(POSTGRES_URL);
+const postgresSkip = PRIVATE_POSTGRES ? undefined : await postgresUnreachable(CHOSEN_POSTGRES ?? MACHINE_POSTGRES);
 if (postgresSkip !== undefined && process.env.CI === 'true') {
   throw new Error(`${postgresSkip}; under CI=true the PostgreSQL half must run`);
 }

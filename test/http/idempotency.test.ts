@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import pg from 'pg';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
-import { POSTGRES_URL } from '../helpers/stores.js';
+import { postgresUrl } from '../helpers/stores.js';
 
 const withKey = (key: string) => ({ 'idempotency-key': key });
 
@@ -13,7 +13,7 @@ async function count(h: Harness, path: string): Promise<number> {
 
 /** Pairs of keys whose `hashtext('owner:key')`, PostgreSQL's 32-bit text hash, is the same. */
 async function collidingKeys(owner: number, pairs: number): Promise<string[][]> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  const client = new pg.Client({ connectionString: await postgresUrl() });
   await client.connect();
   try {
     const { rows } = await client.query<{ keys: string[] }>(
