@@ -98,7 +98,7 @@ export interface ServeProcess {
 export async function startServe(
   t: TestContext,
   env: NodeJS.ProcessEnv,
-  timeoutMs = 15_000,
+  timeoutMs = 30_000,
   args: string[] = [],
 ): Promise<ServeProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });

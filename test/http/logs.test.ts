@@ -41,8 +41,9 @@ async function loggedApp(t: TestContext, level: 'info' | 'trace') {
   };
 }
 
+/** Up to 30 s: a generous ceiling, as a start on a slow machine with other test files busy may take 10. */
 async function waitUntilUp(url: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
     try {
       if ((await fetch(`${url}/healthz`)).ok) return;
     } catch {

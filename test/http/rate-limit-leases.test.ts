@@ -38,7 +38,9 @@ async function hammer(instances: Harness[], connections: number, ms: number): Pr
 describe('Redis limits without a Redis call per request', () => {
   test('two instances hammering one key get RPS × 5 s + BURST, within 10 %', async (t) => {
     const prefix = `petstore-test:${randomBytes(4).toString('hex')}:`;
-    const rate: Rate = { perSecond: 200, burst: 50 };
+    // A rate this process offers several times over even on a slow, busy machine (it reached 80/s while other
+    // suites ran on both cores): the test is of the limit, not of how fast fetch goes.
+    const rate: Rate = { perSecond: 50, burst: 50 };
     const h = await startHarness(t, backend, { rateLimit: () => ({ limiter: redisLimiter(t, prefix), perKey: rate }) });
     const other = await h.startInstance();
     // Warmed up on another key first: a cold start would miss part of the first quarter second's burst.
@@ -61,7 +63,7 @@ describe('Redis limits without a Redis call per request', () => {
     assert.match(tooMany.headers.get('ratelimit') ?? '', /^"default";r=0;t=1$/);
   });
 
-  test('at a steady high rate one key costs at most 0.05 Redis commands per request', async (t) => {
+  test('at a steady high rate one key costs Redis commands by the second, not by the request', async (t) => {
     const redis = await privateRedis(t);
     const rate: Rate = { perSecond: 100_000, burst: 100_000 };
     const h = await startHarness(t, backend, {
@@ -95,7 +97,10 @@ describe('Redis limits without a Redis call per request', () => {
       0,
       'the limit is never reached',
     );
-    assert.ok(perRequest <= 0.05, `${perRequest} Redis commands per request`);
+    // Per instance at most 4 lease calls a second (a lease covers 0.25 s of demand) and 2 sweeps, 5 commands
+    // each: 30 a second however many requests pass. A count per request would depend on how fast this
+    // process can send, which a busy machine halves; a call per request would cost 5 commands per request.
+    assert.ok(commands <= 3 * instances.length * 30, `${commands} Redis commands in 3 s`);
   });
   test('failed authentications from one address are one limit across two instances', async (t) => {
     const prefix = `petstore-test:${randomBytes(4).toString('hex')}:`;

@@ -222,14 +222,16 @@ function suite(backend: StoreBackend) {
   });
 
   test('a disabled endpoint keeps its pending deliveries and gets them once enabled again', async (t) => {
-    const h = await startHarness(t, backend, FAST);
+    // The retry waits 1.5 s, so the PATCH lands before it is due also on a slow, busy machine (with 100 ms,
+    // the retry once went out before the PATCH was through: an attempt in flight is not called back).
+    const h = await startHarness(t, backend, { ...FAST, webhookDelivery: { timeoutMs: 1000, retrySchedule: [1500] } });
     const receiver = await startReceiver(t, failing(1));
     const { id } = await register(h, receiver.url);
     await h.createPets(1);
     await receiver.until((got) => got.length === 1, 1000);
     const disabled = await h.call('PATCH', `/v1/webhooks/${id}`, { body: { enabled: false } });
     assert.equal(disabled.status, 200, disabled.text);
-    await sleep(500);
+    await sleep(2000);
     assert.equal(receiver.received.length, 1, 'nothing is sent while it is disabled');
     assert.equal((await h.call('PATCH', `/v1/webhooks/${id}`, { body: { enabled: true } })).status, 200);
     await receiver.until((got) => got.length === 2, 1500);

@@ -354,7 +354,7 @@ eachBackend((backend) => {
       const env = cliEnv(await freshDatabaseUrl(t, backend));
       const key = await createKey(env, 'crash-workers');
       const ledger = emptyLedger();
-      let server = await startServe(t, env, 20_000, ['--workers', '2']);
+      let server = await startServe(t, env, 45_000, ['--workers', '2']);
       for (const [round, victim] of [
         [1, 'worker'],
         [2, 'primary'],
@@ -375,7 +375,7 @@ eachBackend((backend) => {
         }
         stopped = true;
         const tally = await loops;
-        if (victim === 'primary') server = await startServe(t, env, 20_000, ['--workers', '2']);
+        if (victim === 'primary') server = await startServe(t, env, 45_000, ['--workers', '2']);
         const after = await request(server.url, 'POST', '/v1/pets', {
           key,
           body: { name: `after-kill-${round}`, categoryId: 1 },
