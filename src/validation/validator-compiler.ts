@@ -4,12 +4,12 @@ import { PATTERN_MESSAGE } from '../schemas/keywords.js';
 
 type SchemaObject = { $id?: string; type?: string; properties?: Record<string, SchemaObject> };
 
-function newAjv(useDefaults: boolean, shared: readonly AnySchema[]): Ajv {
+function newAjv(shared: readonly AnySchema[]): Ajv {
   const ajv = new Ajv({
     // Bodies are JSON and must already have the right types: no coercion, no silent removal.
     coerceTypes: false,
     removeAdditional: false,
-    useDefaults,
+    useDefaults: true,
     allErrors: false,
     verbose: true,
     // Formats only annotate here: int64 bounds are explicit minimum/maximum; date-time is output only.
@@ -43,11 +43,12 @@ function integerCoercer(schema: SchemaObject): (data: Record<string, unknown>) =
 
 /** Validators for every route: strict JSON bodies, strictly coerced query strings and path parameters. */
 export function validatorCompiler(shared: readonly AnySchema[]): FastifySchemaCompiler<SchemaObject> {
-  const bodies = newAjv(true, shared);
-  const parameters = newAjv(true, shared);
+  // One instance for bodies and parameters (the options are the same): each instance compiles Ajv's
+  // meta-schema and every shared schema again at start-up.
+  const ajv = newAjv(shared);
   return ({ schema, httpPart }) => {
-    if (httpPart === 'body') return compile(bodies, schema);
-    const validate = compile(parameters, schema);
+    if (httpPart === 'body') return compile(ajv, schema);
+    const validate = compile(ajv, schema);
     const coerce = integerCoercer(schema);
     const run = (data: Record<string, unknown> | null) => {
       if (data !== null && typeof data === 'object') coerce(data);
