@@ -3,6 +3,7 @@ import { BODY_LIMIT_BYTES } from '../domain/limits.js';
 import { frameworkErrors } from '../errors/error-handler.js';
 import { requestIdOf } from '../observability/request-id.js';
 import { RequestLog } from '../observability/request-log.js';
+import { serializerFactory } from '../serialization/serializer-factory.js';
 import { clientErrorHandler } from './client-error.js';
 import { capConnectionsPerAddress } from './per-address-connections.js';
 
@@ -75,6 +76,7 @@ export function fastifyOptions({ limits, tls, logger, trustProxy }: Transport): 
     frameworkErrors,
     // Longer than any URL the header limit lets through: an over-long id is then refused by its schema.
     routerOptions: { maxParamLength: limits.maxHeaderBytes },
+    schemaController: { compilersFactory: { buildSerializer: serializerFactory() } },
     // Only the listed proxies: trusting every hop would let any client choose its address.
     trustProxy: trustProxy.length === 0 ? false : [...trustProxy],
     ...server,
