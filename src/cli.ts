@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './compile-cache.js';
 import cluster from 'node:cluster';
 import { formatFailure } from './commands/failure-message.js';
 import { keysCommand } from './commands/keys.js';
