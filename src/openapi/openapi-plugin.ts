@@ -5,7 +5,7 @@ import { ERROR_CODES } from '../errors/error-codes.js';
 import type { Links } from '../http/links.js';
 import { webhooksSection } from './webhooks-section.js';
 
-/** The interface description version (DESIGN.md: `info.version`), apart from the package's own version. */
+/** The interface description version (docs/decisions.md, "Versioning"), apart from the package's own version. */
 const INTERFACE_VERSION = '1.0.0';
 
 /** The package is UNLICENSED (package.json): no licence is granted, which SPDX spells as a LicenseRef. */

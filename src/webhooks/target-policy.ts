@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Where webhooks may point (DESIGN.md): public addresses only, checked when an endpoint is registered (the
+ * Where webhooks may point (docs/decisions.md): public addresses only, checked when an endpoint is registered (the
  * literal address or every DNS answer) and by the sender after resolving at each attempt, so a name that
  * later resolves to a private address (DNS rebinding) is still refused. WEBHOOK_ALLOW_PRIVATE_URLS lifts it.
  */

@@ -6,9 +6,9 @@ import { snapshot } from './oracle.js';
 import { BODY_LIMIT } from './settings.js';
 import { hostileSuite } from './world.js';
 
-/** What DESIGN.md promises for hostile input, checked by hand on both stores. */
+/** What docs/decisions.md promises for hostile input, checked by hand on both stores. */
 hostileSuite(({ world }) => {
-  test('DESIGN.md promises, by hand; a refused request changes nothing', async (t) => {
+  test('the documented promises, by hand; a refused request changes nothing', async (t) => {
     const w = await world(t);
     const { h } = w;
     const unchanged = async (what: string, call: () => Promise<void>) => {
