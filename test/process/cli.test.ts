@@ -467,11 +467,13 @@ describe('petstore CLI (node dist/cli.js)', () => {
       assert.deepEqual(await server.exit, { code: 0, signal: null }, server.stdout() + server.stderr());
       const stopMs = Date.now() - termAt;
       t.diagnostic(`20 of 20 answered 503; the process ended ${stopMs} ms after SIGTERM`);
-      assert.ok(stopMs < 3000, `the stop took ${stopMs} ms`);
+      // A ceiling a busy machine meets (3.1 s seen with other suites on both cores), far below the 65 s an
+      // idle keep-alive connection would hold the process for.
+      assert.ok(stopMs < 15_000, `the stop took ${stopMs} ms`);
     });
 
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      test(`${signal} on an idle server: exit 0 within 5 s`, async (t) => {
+      test(`${signal} on an idle server: exit 0, not held by an idle keep-alive connection`, async (t) => {
         const { server, key } = await startWithKey(t);
         // An idle keep-alive connection must not hold the process open.
         assert.equal((await request(server.url, 'GET', '/v1/pets', { key })).status, 200);
@@ -479,7 +481,8 @@ describe('petstore CLI (node dist/cli.js)', () => {
         const exit = await server.stop(signal);
         const elapsed = Date.now() - started;
         assert.deepEqual(exit, { code: 0, signal: null }, server.stdout() + server.stderr());
-        assert.ok(elapsed < 5000, `took ${elapsed} ms`);
+        // Idle keep-alive lasts 65 s; a busy machine took 6.8 s to stop.
+        assert.ok(elapsed < 15_000, `took ${elapsed} ms`);
         assert.equal(server.stderr(), '');
       });
     }
