@@ -14,6 +14,15 @@ const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
 const READY = /"msg":"ready"/;
 const START_TIMEOUT_MS = 30_000;
 
+/** A program the service runs under (e.g. valgrind), with node flags of its own and more time to start. */
+export interface Wrapper {
+  readonly command: string;
+  /** Its arguments, before node's command line. */
+  readonly args: readonly string[];
+  readonly nodeFlags: readonly string[];
+  readonly startTimeoutMs: number;
+}
+
 /**
  * The production configuration, with two changes: the per-key rate limit is so high that the one benchmark
  * key is never refused, while every request still goes through the limiter (its cost is measured); and
@@ -72,6 +81,8 @@ const LOG_STILL_MS = 300;
 const LOG_SETTLE_TIMEOUT_MS = 10_000;
 
 export interface Service {
+  /** The process started: the service's, or the wrapper's (valgrind runs the service in its own process). */
+  readonly pid: number;
   /** The service's processes: the one, or the primary and its workers. */
   processes(): number[];
   /** e.g. http://127.0.0.1:43210 */
@@ -103,15 +114,15 @@ function logTail(path: string): string {
 }
 
 /** The origin the service listens on, once it has logged that it is ready. */
-async function untilReady(child: ChildProcess, logPath: string): Promise<string> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
+async function untilReady(child: ChildProcess, logPath: string, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = readFileSync(logPath, 'utf8');
     const origin = READY.test(text) ? LISTENING.exec(text)?.[1] : undefined;
     if (origin !== undefined) return origin;
     if (!running(child)) throw new Error(`the service exited before it was ready:\n${logTail(logPath)}`);
     if (Date.now() > deadline) {
-      throw new Error(`the service was not ready within ${START_TIMEOUT_MS} ms:\n${logTail(logPath)}`);
+      throw new Error(`the service was not ready within ${timeoutMs} ms:\n${logTail(logPath)}`);
     }
     await sleep(50);
   }
@@ -119,19 +130,28 @@ async function untilReady(child: ChildProcess, logPath: string): Promise<string>
 
 /**
  * Starts `petstore serve` (`--workers N` when `workers` is above 1; the build at `cli`, the working tree's
- * by default) with its output in a file (a pipe the bench failed to drain would slow it down).
+ * by default; under `wrapper` if given) with its output in a file (a pipe the bench failed to drain would
+ * slow it down).
  */
 export async function startService(
   env: NodeJS.ProcessEnv,
   logPath: string,
   cleanup: Cleanup,
-  { cpuProfDir, workers, cli = CLI }: { cpuProfDir: string | undefined; workers: number; cli?: string | undefined },
+  {
+    cpuProfDir,
+    workers,
+    cli = CLI,
+    wrapper,
+  }: { cpuProfDir: string | undefined; workers: number; cli?: string | undefined; wrapper?: Wrapper | undefined },
 ): Promise<Service> {
   const log = openSync(logPath, 'a');
   // The profile is written when the process exits, which the graceful stop below lets it do.
   const profile = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
   const serve = ['serve', ...(workers > 1 ? ['--workers', String(workers)] : [])];
-  const child = spawn(process.execPath, [...profile, cli, ...serve], { env, stdio: ['ignore', log, log] });
+  const node = [...(wrapper?.nodeFlags ?? []), ...profile, cli, ...serve];
+  const [command, args] =
+    wrapper === undefined ? [process.execPath, node] : [wrapper.command, [...wrapper.args, process.execPath, ...node]];
+  const child = spawn(command, args, { env, stdio: ['ignore', log, log] });
   closeSync(log);
   const stop = cleanup.defer('the service', async () => {
     const exit = await stopChild(child, 'SIGTERM', 15_000);
@@ -140,8 +160,9 @@ export async function startService(
   const { pid } = child;
   if (pid === undefined) throw new Error(`could not start ${cli}`);
 
-  const origin = await untilReady(child, logPath);
+  const origin = await untilReady(child, logPath, wrapper?.startTimeoutMs ?? START_TIMEOUT_MS);
   return {
+    pid,
     processes: () => processTree(pid),
     origin,
     async settledLogSize() {
