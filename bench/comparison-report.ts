@@ -1,6 +1,7 @@
 import { number } from './format.js';
+import type { InstructionCount, InstructionSettings } from './instructions.js';
 import type { StoreName } from './options.js';
-import { type Order, type SideFigures, SLOWER_BELOW } from './paired-ratios.js';
+import { MORE_INSTRUCTIONS_ABOVE, type Order, type SideFigures, SLOWER_BELOW, TOLERANCE } from './paired-ratios.js';
 import type { Seeded } from './seed.js';
 
 /** What --against compared: the revision (before) and the working tree or --after's revision (after). */
@@ -10,6 +11,8 @@ export interface Against {
   /** e.g. "the working tree (HEAD 1a2b3c4 with 3 files changed or new)" */
   readonly after: string;
   readonly rounds: number;
+  /** How instructions per request were counted; undefined with --no-instructions. */
+  readonly instructions: InstructionSettings | undefined;
   /** Scenarios not compared, and why. */
   readonly leftOut: readonly string[];
 }
@@ -25,7 +28,16 @@ export interface ScenarioComparison {
   readonly estimate: number;
   /** The estimate ± two standard errors (paired-ratios.ts, estimateRange). */
   readonly range: readonly [number, number];
-  /** The estimate is below SLOWER_BELOW. */
+  /** Each build's instructions per request, and after/before of their medians. */
+  readonly instructions?: {
+    readonly before: InstructionCount;
+    readonly after: InstructionCount;
+    readonly ratio: number;
+  };
+  /**
+   * Flagged: instructions after/before above MORE_INSTRUCTIONS_ABOVE when counted, which then decide;
+   * otherwise the req/s estimate below SLOWER_BELOW.
+   */
   readonly slower: boolean;
 }
 
@@ -41,24 +53,50 @@ const HEADER = [
   '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
 ];
 
-const SLOWER_MARK = `more than ${Math.round((1 - SLOWER_BELOW) * 100)} % slower`;
+const COUNTED_HEADER = [
+  '| Scenario | before instructions/request | after instructions/request | after/before instructions | before req/s | after req/s | before p99 ms | after p99 ms | req/s after/before, before first | after first | estimate | ±2 SE |',
+  '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+];
+
+const PERCENT = Math.round(TOLERANCE * 100);
+const SLOWER_MARK = `more than ${PERCENT} % slower`;
+const MORE_MARK = `more than ${PERCENT} % more instructions`;
 
 function orderRatio(scenario: ScenarioComparison, first: Order['first']): string {
   const order = scenario.orders.find((candidate) => candidate.first === first);
   return order === undefined ? '–' : number(order.ratio, 3);
 }
 
+/** A count's median, and the range of its samples. */
+function count({ median, samples }: InstructionCount): string {
+  return `${number(median)} (${number(Math.min(...samples))}–${number(Math.max(...samples))})`;
+}
+
+/** The instruction columns, when counted: they decide, so the req/s estimate is then not marked. */
+function instructionCells(scenario: ScenarioComparison): string[] {
+  const { instructions } = scenario;
+  if (instructions === undefined) return [];
+  const ratio = number(instructions.ratio, 3);
+  return [
+    count(instructions.before),
+    count(instructions.after),
+    scenario.slower ? `**${ratio}** (${MORE_MARK})` : ratio,
+  ];
+}
+
 function row(scenario: ScenarioComparison): string {
   const estimate = number(scenario.estimate, 3);
+  const reqsDecide = scenario.instructions === undefined;
   const cells = [
     scenario.name,
+    ...instructionCells(scenario),
     number(scenario.before.requestsPerSecond),
     number(scenario.after.requestsPerSecond),
     number(scenario.before.p99Ms, 2),
     number(scenario.after.p99Ms, 2),
     orderRatio(scenario, 'before'),
     orderRatio(scenario, 'after'),
-    scenario.slower ? `**${estimate}** (${SLOWER_MARK})` : estimate,
+    reqsDecide && scenario.slower ? `**${estimate}** (${SLOWER_MARK})` : estimate,
     scenario.range.map((end) => number(end, 2)).join('–'),
   ];
   return `| ${cells.join(' | ')} |`;
@@ -77,13 +115,28 @@ export function againstLines(against: Against, secondsPerRound: number, warmupSe
       `geometric mean of the two orders, flagged below ${SLOWER_BELOW}, with ± two standard errors from the ` +
       `rounds' scatter (a range across ${SLOWER_BELOW} settles nothing). req/s: the mean of every round; p99: ` +
       'the median of the rounds',
+    ...instructionLines(against.instructions),
     ...against.leftOut.map((reason) => `- Not compared: ${reason}`),
+  ];
+}
+
+function instructionLines(settings: InstructionSettings | undefined): string[] {
+  if (settings === undefined) return ['- Instructions per request: not counted (--no-instructions): req/s decides'];
+  return [
+    `- Instructions per request, which decide: each build served under valgrind's callgrind (both at once, ` +
+      `each on a database of its own seeded alike), counting only while switched on; per scenario ` +
+      `${number(settings.warmupRequests)} requests uncounted, then ${settings.samples} samples of ` +
+      `${number(settings.requestsPerSample)} requests, one at a time from the bench, in the same seeded order ` +
+      `for both builds. Shown: the median of the samples (their range); after/before of the medians, flagged ` +
+      `above ${MORE_INSTRUCTIONS_ABOVE}. Instructions of the service's process only (a PostgreSQL server's ` +
+      'work is in its own processes, not counted)',
   ];
 }
 
 /** One store's comparison table. */
 export function comparisonTable(comparison: StoreComparison): string[] {
-  return [...HEADER, ...comparison.scenarios.map(row)];
+  const counted = comparison.scenarios.some((scenario) => scenario.instructions !== undefined);
+  return [...(counted ? COUNTED_HEADER : HEADER), ...comparison.scenarios.map(row)];
 }
 
 /** What a reader must not miss: an estimate below the threshold, and any error on either side. */
@@ -91,9 +144,20 @@ export function comparisonProblems(comparison: StoreComparison): string[] {
   return comparison.scenarios.flatMap((scenario) => {
     const label = `${comparison.store} ${scenario.name}`;
     const problems: string[] = [];
-    if (scenario.slower) {
+    const { instructions } = scenario;
+    if (scenario.slower && instructions !== undefined) {
+      problems.push(`${label}: after/before instructions per request ${number(instructions.ratio, 3)}, ${MORE_MARK}`);
+    } else if (scenario.slower) {
       const range = scenario.range.map((end) => number(end, 2)).join('–');
       problems.push(`${label}: after/before ${number(scenario.estimate, 3)} (±2 SE ${range}), ${SLOWER_MARK}`);
+    }
+    for (const [side, counted] of [
+      ['before', instructions?.before],
+      ['after', instructions?.after],
+    ] as const) {
+      if (counted !== undefined && counted.errors > 0) {
+        problems.push(`${label}: ${counted.errors} responses ≥ 400 while counting instructions ${side}`);
+      }
     }
     for (const [side, figures] of [
       ['before', scenario.before],

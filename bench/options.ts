@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { InstructionSettings } from './instructions.js';
+import { TOLERANCE } from './paired-ratios.js';
 import { SCENARIO_NAMES, type ScenarioName } from './scenarios.js';
 
 export type StoreName = 'sqlite' | 'postgres';
@@ -29,7 +31,13 @@ export interface BenchOptions {
    * tree), and the ABBA rounds per order.
    */
   readonly against:
-    | { readonly rev: string; readonly afterRev: string | undefined; readonly rounds: number }
+    | {
+        readonly rev: string;
+        readonly afterRev: string | undefined;
+        readonly rounds: number;
+        /** Instructions per request under callgrind, which then decide; undefined with --no-instructions. */
+        readonly instructions: InstructionSettings | undefined;
+      }
     | undefined;
 }
 
@@ -54,7 +62,16 @@ export const USAGE = `Usage: npm run bench -- [options]
                        --duration is seconds per round (default 2; 1 with --quick); no ceiling, no
                        create-webhook, no --redis or --cpu-prof
   --after REV          with --against: serve git revision REV as after, instead of the working tree
-  --rounds N           with --against: rounds per order, even (default 8; 2 with --quick)`;
+  --rounds N           with --against: rounds per order, even (default 8; 2 with --quick)
+  --no-instructions    with --against: compare req/s only. By default each build is also served under
+                       valgrind's callgrind (valgrind must be installed) and every scenario's instructions
+                       per request counted: requests one at a time from the bench, uncounted warm-up first,
+                       then samples whose median is compared. That count does not move with the machine's
+                       load as req/s does, so it decides: after/before above ${1 + TOLERANCE} is flagged
+  --samples N          with --against: counted samples per scenario and build (default 5; 3 with --quick)
+  --sample-requests N  with --against: requests per counted sample (default 200; 20 with --quick)
+  --warmup-requests N  with --against: uncounted requests before a scenario's samples (default 1000; 100
+                       with --quick)`;
 
 export class UsageError extends Error {}
 
@@ -97,18 +114,42 @@ export const NOT_AGAINST = {
   'cpu-prof': "--cpu-prof would mix the two services' profiles",
 } as const;
 
+interface AgainstValues {
+  against?: string | undefined;
+  after?: string | undefined;
+  rounds?: string | undefined;
+  'no-instructions'?: boolean | undefined;
+  samples?: string | undefined;
+  'sample-requests'?: string | undefined;
+  'warmup-requests'?: string | undefined;
+}
+
+/** The options that only mean something with --against, as named on the command line. */
+const AGAINST_ONLY = ['rounds', 'after', 'no-instructions', 'samples', 'sample-requests', 'warmup-requests'] as const;
+
+function instructionSettings(values: AgainstValues, quick: boolean): InstructionSettings | undefined {
+  const counts = ['samples', 'sample-requests', 'warmup-requests'] as const;
+  if (values['no-instructions']) {
+    const given = counts.find((name) => values[name] !== undefined);
+    if (given !== undefined) throw new UsageError(`--${given} counts instructions: not with --no-instructions`);
+    return undefined;
+  }
+  return {
+    samples: numberOption('samples', values.samples, quick ? 3 : 5, 'count'),
+    requestsPerSample: numberOption('sample-requests', values['sample-requests'], quick ? 20 : 200, 'count'),
+    warmupRequests: numberOption('warmup-requests', values['warmup-requests'], quick ? 100 : 1000, 'count'),
+  };
+}
+
 function againstOptions(
-  {
-    against: rev,
-    after,
-    rounds,
-  }: { against?: string | undefined; after?: string | undefined; rounds?: string | undefined },
+  values: AgainstValues,
   quick: boolean,
   excluded: (keyof typeof NOT_AGAINST)[],
 ): BenchOptions['against'] {
+  const { against: rev, after, rounds } = values;
   if (rev === undefined) {
-    if (rounds !== undefined) throw new UsageError('--rounds needs --against');
-    if (after !== undefined) throw new UsageError('--after needs --against');
+    const given = AGAINST_ONLY.find((name) => values[name] !== undefined && values[name] !== false);
+    if (given !== undefined) throw new UsageError(`--${given} needs --against`);
     return undefined;
   }
   const [first] = excluded;
@@ -116,7 +157,7 @@ function againstOptions(
   const count = numberOption('rounds', rounds, quick ? 2 : 8, 'count');
   // ABBA: each place goes first as often as second, so the drift within a pair of rounds cancels.
   if (count % 2 !== 0) throw new UsageError(`--rounds must be even (ABBA goes by pairs of rounds), got "${rounds}"`);
-  return { rev, afterRev: after, rounds: count };
+  return { rev, afterRev: after, rounds: count, instructions: instructionSettings(values, quick) };
 }
 
 /** Parses the command line; undefined means --help was asked for. */
@@ -140,6 +181,10 @@ export function parseOptions(args: string[], repoRoot: string): BenchOptions | u
       against: { type: 'string' },
       after: { type: 'string' },
       rounds: { type: 'string' },
+      'no-instructions': { type: 'boolean', default: false },
+      samples: { type: 'string' },
+      'sample-requests': { type: 'string' },
+      'warmup-requests': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });

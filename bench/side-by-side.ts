@@ -9,12 +9,21 @@ import type { Cleanup } from './cleanup.js';
 import type { ScenarioComparison, StoreComparison } from './comparison-report.js';
 import { freshDatabase } from './databases.js';
 import { twoFreePorts } from './free-ports.js';
+import {
+  type CountedService,
+  callgrindWrapper,
+  countInstructions,
+  type InstructionCount,
+  type InstructionSettings,
+  valgrindInstalled,
+} from './instructions.js';
 import type { Load, LoadGenerator, LoadResult } from './load.js';
 import { type BenchOptions, NOT_AGAINST, type StoreName } from './options.js';
 import {
   estimate,
   estimateRange,
   firstPlaceLeads,
+  MORE_INSTRUCTIONS_ABOVE,
   type Order,
   orderRatio,
   type Round,
@@ -25,7 +34,7 @@ import type { Report } from './report.js';
 import { type BuiltRevision, buildRevision, snapshotWorkingTree } from './revision-build.js';
 import { type Scenario, scenarios } from './scenarios.js';
 import { type Seeded, seed } from './seed.js';
-import { runCli, type Service, serviceEnv, startService } from './service.js';
+import { runCli, type Service, serviceEnv, startService, type Wrapper } from './service.js';
 
 type Version = 'before' | 'after';
 
@@ -61,8 +70,11 @@ export async function prepareSideBySide(
   repo: string,
   progress: (line: string) => void,
 ): Promise<SideBySide> {
-  const { rev, afterRev, rounds } = bench.options.against ?? {};
+  const { rev, afterRev, rounds, instructions } = bench.options.against ?? {};
   if (rev === undefined || rounds === undefined) throw new Error('prepareSideBySide needs options.against');
+  if (instructions !== undefined && !valgrindInstalled()) {
+    throw new Error('counting instructions needs valgrind (apt-get install valgrind), or --no-instructions');
+  }
   const build = (what: string, version: Version) => {
     progress(`building ${what} (${version}) in a temporary checkout`);
     return buildRevision(what, repo, join(bench.dir, `${version}-revision`));
@@ -77,7 +89,7 @@ export async function prepareSideBySide(
   for (const reason of leftOut) progress(`not compared: ${reason}`);
   const afterLabel =
     afterRev === undefined ? `the working tree (${after.commit})` : `\`${after.rev}\` (${after.commit})`;
-  bench.report.against = { rev, commit: before.commit, after: afterLabel, rounds, leftOut };
+  bench.report.against = { rev, commit: before.commit, after: afterLabel, rounds, instructions, leftOut };
   return { ...bench, rounds, before, after, progress };
 }
 
@@ -91,7 +103,14 @@ interface Side {
  * One side on `port`, on a database of its own that its own revision migrates (two revisions' schemas may
  * differ, so one copied database would not do) and the bench seeds with the same rows for both.
  */
-async function startSide(run: SideBySide, store: StoreName, version: Version, port: number, label: string) {
+async function startSide(
+  run: SideBySide,
+  store: StoreName,
+  version: Version,
+  port: number,
+  label: string,
+  wrapper?: Wrapper,
+) {
   const { options, dir, cleanup } = run;
   const { cli } = version === 'before' ? run.before : run.after;
   const database = await freshDatabase(store, dir, cleanup, label);
@@ -103,6 +122,7 @@ async function startSide(run: SideBySide, store: StoreName, version: Version, po
     cpuProfDir: undefined,
     workers: options.workers,
     cli,
+    wrapper,
   });
   const side: Side = { version, service, headers: { Authorization: `Bearer ${key}` } };
   return { side, seeded };
@@ -135,9 +155,20 @@ function ratioRange(rounds: readonly Round[]): string {
   return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
 }
 
-function compared(scenario: Scenario, orders: readonly Order[]): ScenarioComparison {
+/** Each build's count of a scenario, and after/before of their medians. */
+interface CountedPair {
+  readonly before: InstructionCount;
+  readonly after: InstructionCount;
+}
+
+/**
+ * The instruction count decides when there is one (the neighbours cannot move it); req/s only without it.
+ */
+function compared(scenario: Scenario, orders: readonly Order[], counted: CountedPair | undefined): ScenarioComparison {
   const rounds = orders.flatMap((order) => order.rounds);
   const ratio = estimate(orders);
+  const instructions =
+    counted === undefined ? undefined : { ...counted, ratio: counted.after.median / counted.before.median };
   return {
     name: scenario.name,
     description: scenario.description,
@@ -146,8 +177,67 @@ function compared(scenario: Scenario, orders: readonly Order[]): ScenarioCompari
     orders,
     estimate: ratio,
     range: estimateRange(orders),
-    slower: ratio < SLOWER_BELOW,
+    ...(instructions === undefined ? {} : { instructions }),
+    slower: instructions === undefined ? ratio < SLOWER_BELOW : instructions.ratio > MORE_INSTRUCTIONS_ABOVE,
   };
+}
+
+/**
+ * One build under callgrind on `port`, every chosen scenario counted on it in turn. Each scenario's
+ * requests come from the same seed on both builds, so both count the same requests.
+ */
+async function countSide(
+  run: SideBySide,
+  store: StoreName,
+  version: Version,
+  port: number,
+  chosen: readonly Scenario[],
+  settings: InstructionSettings,
+): Promise<InstructionCount[]> {
+  const label = `${store}-${version}-callgrind`;
+  const dumpFile = join(run.dir, `${label}.out`);
+  const wrapper = callgrindWrapper(dumpFile, join(run.dir, `${label}.valgrind.log`));
+  const { side } = await startSide(run, store, version, port, label, wrapper);
+  const counted: CountedService = { service: side.service, headers: side.headers, dumpFile, dumps: 0 };
+  try {
+    const counts: InstructionCount[] = [];
+    for (const [index, scenario] of chosen.entries()) {
+      const count = await countInstructions(counted, scenario.load, settings, index + 1);
+      const samples = count.samples.map((value) => Math.round(value)).join(', ');
+      run.progress(
+        `${store} ${scenario.name}, ${version}: ${Math.round(count.median)} instructions/request (${samples})`,
+      );
+      counts.push(count);
+    }
+    return counts;
+  } finally {
+    await side.service.stop();
+  }
+}
+
+/**
+ * Both builds under callgrind at once, each on a database of its own seeded alike: the count of one does
+ * not depend on what the other is doing, and valgrind's slowness is paid once instead of twice.
+ */
+async function countStore(
+  run: SideBySide,
+  store: StoreName,
+  chosen: readonly Scenario[],
+  settings: InstructionSettings,
+): Promise<Map<Scenario, CountedPair>> {
+  run.progress(`${store}: counting instructions per request under callgrind, both builds at once`);
+  const ports = await twoFreePorts();
+  const [before, after] = await Promise.all([
+    countSide(run, store, 'before', ports[0], chosen, settings),
+    countSide(run, store, 'after', ports[1], chosen, settings),
+  ]);
+  return new Map(
+    chosen.map((scenario, index) => {
+      const pair = { before: before[index], after: after[index] };
+      if (pair.before === undefined || pair.after === undefined) throw new Error(`${scenario.name} was not counted`);
+      return [scenario, { before: pair.before, after: pair.after }];
+    }),
+  );
 }
 
 /** The two sides in `versions`' places, set up one after the other, the first on the first port. */
@@ -197,5 +287,11 @@ export async function compareStore(run: SideBySide, store: StoreName): Promise<S
     }
   }
   if (seeded === undefined) throw new Error('no service was set up');
-  return { store, seeded, scenarios: chosen.map((scenario) => compared(scenario, orders.get(scenario) ?? [])) };
+  const settings = run.options.against?.instructions;
+  const counted = settings === undefined ? undefined : await countStore(run, store, chosen, settings);
+  return {
+    store,
+    seeded,
+    scenarios: chosen.map((scenario) => compared(scenario, orders.get(scenario) ?? [], counted?.get(scenario))),
+  };
 }

@@ -1,10 +1,14 @@
-/** `npm run bench -- --against REV`: its options, the paired ratios it reports, and a revision that is not there. */
+/**
+ * `npm run bench -- --against REV`: its options, the paired ratios and instruction counts it reports, and a
+ * revision that is not there.
+ */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { comparisonProblems, type StoreComparison } from '../../bench/comparison-report.js';
+import { comparisonProblems, type ScenarioComparison, type StoreComparison } from '../../bench/comparison-report.js';
+import { dumpTotal, type InstructionCount, seededRandom } from '../../bench/instructions.js';
 import type { LoadResult } from '../../bench/load.js';
 import { parseOptions, UsageError } from '../../bench/options.js';
 import {
@@ -45,21 +49,29 @@ function round(before: number, after: number): Round {
 }
 
 describe('bench --against options', () => {
-  test('rounds of 2 s, 8 per order, create-webhook left out, the working tree as after', () => {
+  test('rounds of 2 s, 8 per order, instructions counted, create-webhook left out, the working tree as after', () => {
     const options = parse('--against', 'de9857f');
-    assert.deepEqual(options.against, { rev: 'de9857f', afterRev: undefined, rounds: 8 });
+    assert.deepEqual(options.against, {
+      rev: 'de9857f',
+      afterRev: undefined,
+      rounds: 8,
+      instructions: { samples: 5, requestsPerSample: 200, warmupRequests: 1000 },
+    });
     assert.equal(options.durationSeconds, 2);
     assert.ok(!options.scenarios.includes('create-webhook'));
     assert.deepEqual(options.scenarios, ['list-20', 'list-100', 'list-sold', 'get-by-id', 'create', 'mix-90-10']);
   });
 
-  test('--quick: 2 rounds of 1 s; --rounds, --after and --duration as given', () => {
+  test('--quick: 2 rounds of 1 s, fewer counted requests; --rounds, --after and --duration as given', () => {
     const quick = parse('--against', 'HEAD~1', '--quick');
     assert.equal(quick.against?.rounds, 2);
     assert.equal(quick.durationSeconds, 1);
-    const given = parse('--against', 'v1', '--after', 'v2', '--rounds', '12', '--duration', '3');
-    assert.deepEqual(given.against, { rev: 'v1', afterRev: 'v2', rounds: 12 });
+    assert.deepEqual(quick.against?.instructions, { samples: 3, requestsPerSample: 20, warmupRequests: 100 });
+    const given = parse('--against', 'v1', '--after', 'v2', '--rounds', '12', '--duration', '3', '--no-instructions');
+    assert.deepEqual(given.against, { rev: 'v1', afterRev: 'v2', rounds: 12, instructions: undefined });
     assert.equal(given.durationSeconds, 3);
+    const counted = parse('--against', 'v1', '--samples', '7', '--sample-requests', '50', '--warmup-requests', '9');
+    assert.deepEqual(counted.against?.instructions, { samples: 7, requestsPerSample: 50, warmupRequests: 9 });
   });
 
   test('without --against: no comparison, 10 s per scenario, every scenario', () => {
@@ -75,6 +87,10 @@ describe('bench --against options', () => {
       [['--against', 'x', '--rounds', '0'], /--rounds must be a positive integer/],
       [['--rounds', '8'], /--rounds needs --against/],
       [['--after', 'y'], /--after needs --against/],
+      [['--no-instructions'], /--no-instructions needs --against/],
+      [['--samples', '3'], /--samples needs --against/],
+      [['--against', 'x', '--no-instructions', '--sample-requests', '9'], /--sample-requests counts instructions/],
+      [['--against', 'x', '--warmup-requests', '0'], /--warmup-requests must be a positive integer/],
       [['--against', 'x', '--scenario', 'list-20,create-webhook'], /create-webhook needs a webhook receiver/],
       [['--against', 'x', '--redis'], /--redis would share one redis-server/],
       [['--against', 'x', '--cpu-prof', '/tmp/p'], /--cpu-prof would mix/],
@@ -154,6 +170,47 @@ describe('paired ratios', () => {
     assert.deepEqual(comparisonProblems(comparison), [
       'sqlite list-20: after/before 0.969 (±2 SE 0.92–1.02), more than 3 % slower',
       'sqlite create: 4 errors (≥ 400, socket, timeout) after',
+    ]);
+  });
+});
+
+describe('instructions per request', () => {
+  test("a dump's count is its totals line", () => {
+    const dump = 'version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nsummary: 0\ntotals: 421129624\n';
+    assert.equal(dumpTotal(dump), 421_129_624);
+    assert.equal(dumpTotal('events: Ir\nsummary: 1234\n'), 1234);
+    assert.throws(() => dumpTotal('events: Ir\n'), /no totals line/);
+  });
+
+  test('the same seed draws the same requests for both builds', () => {
+    const draw = (seed: number) => Array.from({ length: 5 }, seededRandom(seed));
+    assert.deepEqual(draw(3), draw(3));
+    assert.notDeepEqual(draw(3), draw(4));
+    assert.ok(draw(1).every((value) => value >= 0 && value < 1));
+  });
+
+  const counted = (median: number, errors = 0): InstructionCount => ({ samples: [median], median, errors });
+  const scenario = (name: string, estimate: number, ratio: number, afterErrors = 0): ScenarioComparison => ({
+    name,
+    description: name,
+    before: { requestsPerSecond: 100, p99Ms: 2, errors: 0 },
+    after: { requestsPerSecond: 100 * estimate, p99Ms: 2, errors: 0 },
+    orders: [],
+    estimate,
+    range: [estimate * 0.95, estimate * 1.05] as const,
+    instructions: { before: counted(100_000), after: counted(100_000 * ratio, afterErrors), ratio },
+    slower: ratio > 1.03,
+  });
+
+  test('when counted, instructions decide: above 1.03 is a problem, a req/s estimate below 0.97 is not', () => {
+    const comparison: StoreComparison = {
+      store: 'postgres',
+      seeded: { pets: 10, byStatus: { available: 10 }, seconds: 0 },
+      scenarios: [scenario('list-20', 1, 1.031), scenario('get-by-id', 0.9, 1.03), scenario('create', 1, 1, 2)],
+    };
+    assert.deepEqual(comparisonProblems(comparison), [
+      'postgres list-20: after/before instructions per request 1.031, more than 3 % more instructions',
+      'postgres create: 2 responses ≥ 400 while counting instructions after',
     ]);
   });
 });
