@@ -100,7 +100,7 @@ function send(agent: Agent, origin: string, headers: Record<string, string>, loa
  * service does the same work per request whatever the timing (no batching of what arrives together).
  * Returns how many were answered 400 or more.
  */
-async function sendSequentially(
+export async function sendSequentially(
   origin: string,
   headers: Record<string, string>,
   load: Load,
