@@ -127,8 +127,7 @@ function instructionLines(settings: InstructionSettings | undefined): string[] {
       `each on a database of its own seeded alike), counting only while switched on; per scenario ` +
       `${number(settings.warmupRequests)} requests uncounted, then ${settings.samples} samples of ` +
       `${number(settings.requestsPerSample)} requests, one at a time from the bench, in the same seeded order ` +
-      "for both builds, each sample less the service's idle work (its timers, counted in a 5 s window without " +
-      `requests) for the sample's length. Shown: the median of the samples (their range); after/before of the medians, flagged ` +
+      `for both builds. Shown: the median of the samples (their range); after/before of the medians, flagged ` +
       `above ${MORE_INSTRUCTIONS_ABOVE}. Instructions of the service's process only (a PostgreSQL server's ` +
       'work is in its own processes, not counted)',
   ];

@@ -25,16 +25,11 @@ export interface InstructionSettings {
   readonly warmupRequests: number;
 }
 
-/**
- * One scenario's figures: each sample's instructions per request (less the idle work, below), their
- * median, the requests answered 400 or more, and the idle rate subtracted.
- */
+/** One scenario's figures: each sample's instructions per request, their median, and the requests ≥ 400. */
 export interface InstructionCount {
   readonly samples: readonly number[];
   readonly median: number;
   readonly errors: number;
-  /** Instructions per second the service executed with no request (its timers: polls, checks). */
-  readonly idlePerSecond: number;
 }
 
 export function valgrindInstalled(): boolean {
@@ -149,44 +144,19 @@ async function readDump(dumpFile: string, index: number): Promise<number> {
   return dumpTotal(readFileSync(path, 'utf8'));
 }
 
-/** A service under callgrindWrapper, the dumps asked of it so far, and its idle rates measured so far. */
+/** A service under callgrindWrapper, and the dumps asked of it so far. */
 export interface CountedService {
   readonly service: Service;
   readonly headers: Record<string, string>;
   readonly dumpFile: string;
   dumps: number;
-  readonly idleRates: number[];
 }
 
 /**
- * A window of counting around `work`: counting on, the work, a dump, counting off. A dump zeroes the
- * counters, so each dump holds its window only. Returns the instructions and the window's seconds.
- */
-async function countWindow(counted: CountedService, work: () => Promise<unknown>) {
-  const { pid } = counted.service;
-  await callgrindControl(pid, '--instr=on');
-  const started = performance.now();
-  await work();
-  await callgrindControl(pid, '--dump');
-  const seconds = (performance.now() - started) / 1000;
-  await callgrindControl(pid, '--instr=off');
-  counted.dumps += 1;
-  return { instructions: await readDump(counted.dumpFile, counted.dumps), seconds };
-}
-
-/**
- * How long a window without requests lasts. The service's timers (the event feed's and the webhook
- * dispatcher's polls, every 500 ms) cost about 0.4–0.5 M instructions a second under callgrind, whatever
- * the load: at the 20–40 ms a request takes under valgrind that is 10–20 k a request, and more the busier
- * the machine makes valgrind. So it is measured apart and taken out of each sample by the window's length.
- */
-const IDLE_WINDOW_MS = 5000;
-
-/**
- * Counts `load` on `counted`: `warmupRequests` uncounted, an idle window, then `samples` windows of
- * `requestsPerSample` requests each, less the idle rate (the median of the service's idle windows so far)
- * times the window's length. A window includes what the service does after answering its last request
- * (the log line, the response's end), since the dump is asked for only after the response arrived.
+ * Counts `load` on `counted`: `warmupRequests` uncounted, then `samples` samples of `requestsPerSample`,
+ * each a window of its own (counting on, the requests, a dump, counting off). A dump zeroes the counters,
+ * so each dump holds its window only. The window includes what the service does after answering the last
+ * request (its log line, the response's end), since the dump is asked for only after the response arrived.
  */
 export async function countInstructions(
   counted: CountedService,
@@ -197,15 +167,14 @@ export async function countInstructions(
   const { service, headers } = counted;
   const random = seededRandom(seed);
   let errors = await sendSequentially(service.origin, headers, load, settings.warmupRequests, random);
-  const idle = await countWindow(counted, () => sleep(IDLE_WINDOW_MS));
-  counted.idleRates.push(idle.instructions / idle.seconds);
-  const idlePerSecond = median(counted.idleRates);
   const samples: number[] = [];
   for (let sample = 0; sample < settings.samples; sample++) {
-    const window = await countWindow(counted, async () => {
-      errors += await sendSequentially(service.origin, headers, load, settings.requestsPerSample, random);
-    });
-    samples.push((window.instructions - idlePerSecond * window.seconds) / settings.requestsPerSample);
+    await callgrindControl(service.pid, '--instr=on');
+    errors += await sendSequentially(service.origin, headers, load, settings.requestsPerSample, random);
+    await callgrindControl(service.pid, '--dump');
+    await callgrindControl(service.pid, '--instr=off');
+    counted.dumps += 1;
+    samples.push((await readDump(counted.dumpFile, counted.dumps)) / settings.requestsPerSample);
   }
-  return { samples, median: median(samples), errors, idlePerSecond };
+  return { samples, median: median(samples), errors };
 }

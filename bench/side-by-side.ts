@@ -217,16 +217,15 @@ async function countSide(
   const dumpFile = join(run.dir, `${label}.out`);
   const wrapper = callgrindWrapper(dumpFile, join(run.dir, `${label}.valgrind.log`));
   const { side } = await startSide(run, store, version, port, label, wrapper);
-  const counted: CountedService = { service: side.service, headers: side.headers, dumpFile, dumps: 0, idleRates: [] };
+  const counted: CountedService = { service: side.service, headers: side.headers, dumpFile, dumps: 0 };
   try {
     await warmUpAll(side, chosen, settings);
     const counts: InstructionCount[] = [];
     for (const [index, scenario] of chosen.entries()) {
       const count = await countInstructions(counted, scenario.load, settings, index + 1);
       const samples = count.samples.map((value) => Math.round(value)).join(', ');
-      const idle = `less ${Math.round(count.idlePerSecond)} idle/s`;
       run.progress(
-        `${store} ${scenario.name}, ${version}: ${Math.round(count.median)} instructions/request (${samples}; ${idle})`,
+        `${store} ${scenario.name}, ${version}: ${Math.round(count.median)} instructions/request (${samples})`,
       );
       counts.push(count);
     }

@@ -189,12 +189,7 @@ describe('instructions per request', () => {
     assert.ok(draw(1).every((value) => value >= 0 && value < 1));
   });
 
-  const counted = (median: number, errors = 0): InstructionCount => ({
-    samples: [median],
-    median,
-    errors,
-    idlePerSecond: 0,
-  });
+  const counted = (median: number, errors = 0): InstructionCount => ({ samples: [median], median, errors });
   const scenario = (name: string, estimate: number, ratio: number, afterErrors = 0): ScenarioComparison => ({
     name,
     description: name,
