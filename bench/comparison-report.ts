@@ -11,7 +11,7 @@ export interface Against {
   /** e.g. "the working tree (HEAD 1a2b3c4 with 3 files changed or new)" */
   readonly after: string;
   readonly rounds: number;
-  /** How instructions per request were counted; undefined with --no-instructions. */
+  /** How instructions per request were counted; undefined without --instructions. */
   readonly instructions: InstructionSettings | undefined;
   /** Scenarios not compared, and why. */
   readonly leftOut: readonly string[];
@@ -121,7 +121,7 @@ export function againstLines(against: Against, secondsPerRound: number, warmupSe
 }
 
 function instructionLines(settings: InstructionSettings | undefined): string[] {
-  if (settings === undefined) return ['- Instructions per request: not counted (--no-instructions): req/s decides'];
+  if (settings === undefined) return ['- Instructions per request: not counted (without --instructions): req/s decides'];
   return [
     `- Instructions per request, which decide: each build served under valgrind's callgrind (both at once, ` +
       `each on a database of its own seeded alike), counting only while switched on; per scenario ` +

@@ -75,7 +75,7 @@ export async function prepareSideBySide(
   const { rev, afterRev, rounds, instructions } = bench.options.against ?? {};
   if (rev === undefined || rounds === undefined) throw new Error('prepareSideBySide needs options.against');
   if (instructions !== undefined && !valgrindInstalled()) {
-    throw new Error('counting instructions needs valgrind (apt-get install valgrind), or --no-instructions');
+    throw new Error('counting instructions needs valgrind (apt-get install valgrind), or leave out --instructions');
   }
   const build = (what: string, version: Version) => {
     progress(`building ${what} (${version}) in a temporary checkout`);

@@ -49,13 +49,13 @@ function round(before: number, after: number): Round {
 }
 
 describe('bench --against options', () => {
-  test('rounds of 2 s, 8 per order, instructions counted, create-webhook left out, the working tree as after', () => {
+  test('rounds of 2 s, 8 per order, create-webhook left out, the working tree as after; instructions on asking', () => {
     const options = parse('--against', 'de9857f');
-    assert.deepEqual(options.against, {
-      rev: 'de9857f',
-      afterRev: undefined,
-      rounds: 8,
-      instructions: { samples: 5, requestsPerSample: 200, warmupRequests: 1000 },
+    assert.deepEqual(options.against, { rev: 'de9857f', afterRev: undefined, rounds: 8, instructions: undefined });
+    assert.deepEqual(parse('--against', 'de9857f', '--instructions').against?.instructions, {
+      samples: 5,
+      requestsPerSample: 200,
+      warmupRequests: 1000,
     });
     assert.equal(options.durationSeconds, 2);
     assert.ok(!options.scenarios.includes('create-webhook'));
@@ -63,14 +63,24 @@ describe('bench --against options', () => {
   });
 
   test('--quick: 2 rounds of 1 s, fewer counted requests; --rounds, --after and --duration as given', () => {
-    const quick = parse('--against', 'HEAD~1', '--quick');
+    const quick = parse('--against', 'HEAD~1', '--quick', '--instructions');
     assert.equal(quick.against?.rounds, 2);
     assert.equal(quick.durationSeconds, 1);
     assert.deepEqual(quick.against?.instructions, { samples: 3, requestsPerSample: 20, warmupRequests: 100 });
-    const given = parse('--against', 'v1', '--after', 'v2', '--rounds', '12', '--duration', '3', '--no-instructions');
+    const given = parse('--against', 'v1', '--after', 'v2', '--rounds', '12', '--duration', '3');
     assert.deepEqual(given.against, { rev: 'v1', afterRev: 'v2', rounds: 12, instructions: undefined });
     assert.equal(given.durationSeconds, 3);
-    const counted = parse('--against', 'v1', '--samples', '7', '--sample-requests', '50', '--warmup-requests', '9');
+    const counted = parse(
+      '--against',
+      'v1',
+      '--instructions',
+      '--samples',
+      '7',
+      '--sample-requests',
+      '50',
+      '--warmup-requests',
+      '9',
+    );
     assert.deepEqual(counted.against?.instructions, { samples: 7, requestsPerSample: 50, warmupRequests: 9 });
   });
 
@@ -87,10 +97,10 @@ describe('bench --against options', () => {
       [['--against', 'x', '--rounds', '0'], /--rounds must be a positive integer/],
       [['--rounds', '8'], /--rounds needs --against/],
       [['--after', 'y'], /--after needs --against/],
-      [['--no-instructions'], /--no-instructions needs --against/],
+      [['--instructions'], /--instructions needs --against/],
       [['--samples', '3'], /--samples needs --against/],
-      [['--against', 'x', '--no-instructions', '--sample-requests', '9'], /--sample-requests counts instructions/],
-      [['--against', 'x', '--warmup-requests', '0'], /--warmup-requests must be a positive integer/],
+      [['--against', 'x', '--sample-requests', '9'], /--sample-requests counts instructions: only with --instructions/],
+      [['--against', 'x', '--instructions', '--warmup-requests', '0'], /--warmup-requests must be a positive integer/],
       [['--against', 'x', '--scenario', 'list-20,create-webhook'], /create-webhook needs a webhook receiver/],
       [['--against', 'x', '--redis'], /--redis would share one redis-server/],
       [['--against', 'x', '--cpu-prof', '/tmp/p'], /--cpu-prof would mix/],
