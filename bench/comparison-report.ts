@@ -121,7 +121,8 @@ export function againstLines(against: Against, secondsPerRound: number, warmupSe
 }
 
 function instructionLines(settings: InstructionSettings | undefined): string[] {
-  if (settings === undefined) return ['- Instructions per request: not counted (without --instructions): req/s decides'];
+  if (settings === undefined)
+    return ['- Instructions per request: not counted (without --instructions): req/s decides'];
   return [
     `- Instructions per request, which decide: each build served under valgrind's callgrind (both at once, ` +
       `each on a database of its own seeded alike), counting only while switched on; per scenario ` +
