@@ -200,7 +200,9 @@ test("sqlite: writes waiting for another connection's write lock leave the event
   const second = writes.run(() => insert.run(2).changes);
   holder.exec('COMMIT');
   assert.deepEqual(await Promise.all([first, second]), [1, 1]);
-  assert.ok(worstLateMs < 50, `a timer fired ${worstLateMs.toFixed(1)} ms late`);
+  // A write that waited on the loop would hold it until the holder's COMMIT, which comes after these timers:
+  // 10 s, its lock wait. Other files on both cores made one 10 ms timer fire 72.6 ms late by scheduling alone.
+  assert.ok(worstLateMs < 1000, `a timer fired ${worstLateMs.toFixed(1)} ms late`);
   assert.deepEqual(db.prepare('SELECT x FROM t ORDER BY x').pluck().all(), [1, 2]);
 });
 
