@@ -28,7 +28,7 @@ export interface ScenarioComparison {
   readonly estimate: number;
   /** The estimate ± two standard errors (paired-ratios.ts, estimateRange). */
   readonly range: readonly [number, number];
-  /** Each build's instructions per request, and after/before of their medians. */
+  /** Each build's instructions per request, and after/before (instructions.ts, pairedRatio). */
   readonly instructions?: {
     readonly before: InstructionCount;
     readonly after: InstructionCount;
@@ -125,11 +125,13 @@ function instructionLines(settings: InstructionSettings | undefined): string[] {
     return ['- Instructions per request: not counted (without --instructions): req/s decides'];
   return [
     `- Instructions per request, which decide: each build served under valgrind's callgrind (both at once, ` +
-      `each on a database of its own seeded alike), counting only while switched on; per scenario ` +
-      `${number(settings.warmupRequests)} requests uncounted, then ${settings.samples} samples of ` +
-      `${number(settings.requestsPerSample)} requests, one at a time from the bench, in the same seeded order ` +
-      `for both builds. Shown: the median of the samples (their range); after/before of the medians, flagged ` +
-      `above ${MORE_INSTRUCTIONS_ABOVE}. Instructions of the service's process only (a PostgreSQL server's ` +
+      `each on a database of its own seeded alike), counting only while switched on, node with CodSpeed's ` +
+      `flags for a count that repeats (no TurboFan: interpreter and baseline code) and its intervals held ` +
+      `off; per scenario ${number(settings.warmupRequests)} requests uncounted, then ${settings.samples} ` +
+      `samples of ${number(settings.requestsPerSample)} requests, each after a full garbage collection, one ` +
+      `request at a time from the bench, in the same seeded order for both builds. Shown: the median of the ` +
+      `samples (their range); after/before: the median of sample i's after/before, flagged above ` +
+      `${MORE_INSTRUCTIONS_ABOVE}. Instructions of the service's process only (a PostgreSQL server's ` +
       'work is in its own processes, not counted)',
   ];
 }

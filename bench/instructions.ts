@@ -9,9 +9,10 @@
  * build (a seeded random sequence), so each sample counts the same work.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type Load, pick } from './load.js';
 import { median } from './paired-ratios.js';
@@ -37,21 +38,38 @@ export function valgrindInstalled(): boolean {
 }
 
 /**
- * V8 flags for a count that repeats. --predictable runs V8 single-threaded (no concurrent compilation,
- * marking or sweeping on helper threads, whose work callgrind would count in whichever sample it fell
- * into) and turns off the memory reducer (GCs on a timer, which under valgrind's slowness would come
- * every few requests). Measured on SQLite list-20 after 2,000 uncounted requests, 5 samples of 200:
- * no flag 0.65–1.44 M instructions per request, --single-threaded 0.58–1.44 M, --single-threaded
- * --no-memory-reducer 0.55–1.08 M, --predictable 0.75–1.07 M; --no-opt does not help (0.81–1.51 M).
+ * V8 flags for a count that repeats, CodSpeed's for instrumented runs: fixed hash and random seeds; no
+ * TurboFan (--no-opt), whose compilations went on for thousands of requests and were up to a third of a
+ * window's instructions, landing in one window or another; --predictable (everything on the main
+ * thread, no memory reducer) and --predictable-gc-schedule (fixed heap growth, no idle-time GC). The
+ * count then measures the interpreter and Sparkplug's baseline code: a JavaScript change weighs more in
+ * it than in production, so it decides whether a build does more work, not how much slower users find it.
  */
-export const NODE_FLAGS = ['--predictable'] as const;
+export const NODE_FLAGS = [
+  '--hash-seed=1',
+  '--random-seed=1',
+  '--no-opt',
+  '--predictable',
+  '--predictable-gc-schedule',
+  '--no-minor-gc-task',
+  '--no-concurrent-sweeping',
+  '--expose-gc',
+  '--max-old-space-size=4096',
+] as const;
 
-/** Valgrind as the service's wrapper: callgrind, counting off until switched on, its own log and dumps. */
-export function callgrindWrapper(dumpFile: string, logFile: string): Wrapper {
+const PRELOAD = fileURLToPath(new URL('count-preload.cjs', import.meta.url));
+
+/**
+ * Valgrind as the service's wrapper: callgrind, counting off until switched on, its own log and dumps;
+ * node with the flags above and count-preload.cjs, which holds the service's intervals off and collects
+ * garbage when asked (acknowledging in `gcAckFile`).
+ */
+export function callgrindWrapper(dumpFile: string, logFile: string, gcAckFile: string): Wrapper {
   return {
     command: 'valgrind',
     args: ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${dumpFile}`, `--log-file=${logFile}`],
-    nodeFlags: NODE_FLAGS,
+    nodeFlags: [...NODE_FLAGS, '--require', PRELOAD],
+    env: { BENCH_GC_ACK: gcAckFile },
     // Node starts 20–50 times slower under valgrind.
     startTimeoutMs: 180_000,
   };
@@ -128,6 +146,14 @@ async function callgrindControl(pid: number, ...args: string[]): Promise<void> {
 }
 
 /** The instructions a callgrind dump counted (its `totals:` line, all threads summed). */
+/**
+ * After/before of two builds' counts of a scenario: the median of sample i's after/before over every i.
+ * Sample i of each build served the same requests in the same order, after the same ones.
+ */
+export function pairedRatio(before: InstructionCount, after: InstructionCount): number {
+  return median(after.samples.map((count, index) => count / (before.samples[index] ?? Number.NaN)));
+}
+
 export function dumpTotal(text: string): number {
   const total = /^totals:\s+(\d+)/m.exec(text)?.[1] ?? /^summary:\s+(\d+)/m.exec(text)?.[1];
   if (total === undefined) throw new Error('the callgrind dump has no totals line');
@@ -144,19 +170,38 @@ async function readDump(dumpFile: string, index: number): Promise<number> {
   return dumpTotal(readFileSync(path, 'utf8'));
 }
 
-/** A service under callgrindWrapper, and the dumps asked of it so far. */
+/** A service under callgrindWrapper, and the dumps and collections asked of it so far. */
 export interface CountedService {
   readonly service: Service;
   readonly headers: Record<string, string>;
   readonly dumpFile: string;
+  readonly gcAckFile: string;
   dumps: number;
+  collections: number;
+}
+
+/** An empty acknowledgement file for callgrindWrapper, made before the service starts. */
+export function gcAckFileIn(path: string): string {
+  writeFileSync(path, '');
+  return path;
+}
+
+/** A full collection in the service (count-preload.cjs), returning once it has acknowledged it. */
+async function collectGarbage(counted: CountedService): Promise<void> {
+  counted.collections += 1;
+  process.kill(counted.service.pid, 'SIGUSR2');
+  for (let waited = 0; statSync(counted.gcAckFile).size < counted.collections; waited += 50) {
+    if (waited > 60_000) throw new Error('the service did not acknowledge a garbage collection within 60 s');
+    await sleep(50);
+  }
 }
 
 /**
  * Counts `load` on `counted`: `warmupRequests` uncounted, then `samples` samples of `requestsPerSample`,
- * each a window of its own (counting on, the requests, a dump, counting off). A dump zeroes the counters,
- * so each dump holds its window only. The window includes what the service does after answering the last
- * request (its log line, the response's end), since the dump is asked for only after the response arrived.
+ * each a window of its own (a full collection uncounted, counting on, the requests, a dump, counting off).
+ * A dump zeroes the counters, so each dump holds its window only. The window includes what the service
+ * does after answering the last request (its log line, the response's end), since the dump is asked for
+ * only after the response arrived.
  */
 export async function countInstructions(
   counted: CountedService,
@@ -169,6 +214,7 @@ export async function countInstructions(
   let errors = await sendSequentially(service.origin, headers, load, settings.warmupRequests, random);
   const samples: number[] = [];
   for (let sample = 0; sample < settings.samples; sample++) {
+    await collectGarbage(counted);
     await callgrindControl(service.pid, '--instr=on');
     errors += await sendSequentially(service.origin, headers, load, settings.requestsPerSample, random);
     await callgrindControl(service.pid, '--dump');

@@ -64,12 +64,12 @@ export const USAGE = `Usage: npm run bench -- [options]
   --after REV          with --against: serve git revision REV as after, instead of the working tree
   --rounds N           with --against: rounds per order, even (default 8; 2 with --quick)
   --instructions       with --against: also serve each build under valgrind's callgrind (valgrind must be
-                       installed; slow: about 15 min for three scenarios on one store) and count every
+                       installed; slow: about 8 min for three scenarios on one store) and count every
                        scenario's instructions per request: requests one at a time from the bench, uncounted
-                       warm-up first, then samples whose median is compared. The count does not move with
-                       the machine's load as req/s does, so it decides: after/before above ${1 + TOLERANCE}
-                       is flagged. Not yet steady enough to decide 3 % (docs/performance.md): opt-in
-  --samples N          with --against: counted samples per scenario and build (default 5; 3 with --quick)
+                       warm-up first, then samples paired build with build (the same requests); the median
+                       of the pairs' after/before decides, flagged above ${1 + TOLERANCE}. The same build reads
+                       itself within 1 %, a 5 % cost is found (docs/performance.md); opt-in, as it is slow
+  --samples N          with --against: counted samples per scenario and build (default 9; 3 with --quick)
   --sample-requests N  with --against: requests per counted sample (default 200; 20 with --quick)
   --warmup-requests N  with --against: uncounted requests before a scenario's samples (default 1000; 100
                        with --quick)`;
@@ -136,7 +136,7 @@ function instructionSettings(values: AgainstValues, quick: boolean): Instruction
     return undefined;
   }
   return {
-    samples: numberOption('samples', values.samples, quick ? 3 : 5, 'count'),
+    samples: numberOption('samples', values.samples, quick ? 3 : 9, 'count'),
     requestsPerSample: numberOption('sample-requests', values['sample-requests'], quick ? 20 : 200, 'count'),
     warmupRequests: numberOption('warmup-requests', values['warmup-requests'], quick ? 100 : 1000, 'count'),
   };

@@ -20,6 +20,8 @@ export interface Wrapper {
   /** Its arguments, before node's command line. */
   readonly args: readonly string[];
   readonly nodeFlags: readonly string[];
+  /** Settings added to the service's environment. */
+  readonly env: Readonly<Record<string, string>>;
   readonly startTimeoutMs: number;
 }
 
@@ -151,7 +153,7 @@ export async function startService(
   const node = [...(wrapper?.nodeFlags ?? []), ...profile, cli, ...serve];
   const [command, args] =
     wrapper === undefined ? [process.execPath, node] : [wrapper.command, [...wrapper.args, process.execPath, ...node]];
-  const child = spawn(command, args, { env, stdio: ['ignore', log, log] });
+  const child = spawn(command, args, { env: { ...env, ...wrapper?.env }, stdio: ['ignore', log, log] });
   closeSync(log);
   const stop = cleanup.defer('the service', async () => {
     const exit = await stopChild(child, 'SIGTERM', 15_000);

@@ -13,8 +13,10 @@ import {
   type CountedService,
   callgrindWrapper,
   countInstructions,
+  gcAckFileIn,
   type InstructionCount,
   type InstructionSettings,
+  pairedRatio,
   seededRandom,
   sendSequentially,
   valgrindInstalled,
@@ -157,7 +159,7 @@ function ratioRange(rounds: readonly Round[]): string {
   return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
 }
 
-/** Each build's count of a scenario, and after/before of their medians. */
+/** Each build's count of a scenario. */
 interface CountedPair {
   readonly before: InstructionCount;
   readonly after: InstructionCount;
@@ -170,7 +172,7 @@ function compared(scenario: Scenario, orders: readonly Order[], counted: Counted
   const rounds = orders.flatMap((order) => order.rounds);
   const ratio = estimate(orders);
   const instructions =
-    counted === undefined ? undefined : { ...counted, ratio: counted.after.median / counted.before.median };
+    counted === undefined ? undefined : { ...counted, ratio: pairedRatio(counted.before, counted.after) };
   return {
     name: scenario.name,
     description: scenario.description,
@@ -215,9 +217,17 @@ async function countSide(
 ): Promise<InstructionCount[]> {
   const label = `${store}-${version}-callgrind`;
   const dumpFile = join(run.dir, `${label}.out`);
-  const wrapper = callgrindWrapper(dumpFile, join(run.dir, `${label}.valgrind.log`));
+  const gcAckFile = gcAckFileIn(join(run.dir, `${label}.gc-ack`));
+  const wrapper = callgrindWrapper(dumpFile, join(run.dir, `${label}.valgrind.log`), gcAckFile);
   const { side } = await startSide(run, store, version, port, label, wrapper);
-  const counted: CountedService = { service: side.service, headers: side.headers, dumpFile, dumps: 0 };
+  const counted: CountedService = {
+    service: side.service,
+    headers: side.headers,
+    dumpFile,
+    gcAckFile,
+    dumps: 0,
+    collections: 0,
+  };
   try {
     await warmUpAll(side, chosen, settings);
     const counts: InstructionCount[] = [];

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { comparisonProblems, type ScenarioComparison, type StoreComparison } from '../../bench/comparison-report.js';
-import { dumpTotal, type InstructionCount, seededRandom } from '../../bench/instructions.js';
+import { dumpTotal, type InstructionCount, pairedRatio, seededRandom } from '../../bench/instructions.js';
 import type { LoadResult } from '../../bench/load.js';
 import { parseOptions, UsageError } from '../../bench/options.js';
 import {
@@ -53,7 +53,7 @@ describe('bench --against options', () => {
     const options = parse('--against', 'de9857f');
     assert.deepEqual(options.against, { rev: 'de9857f', afterRev: undefined, rounds: 8, instructions: undefined });
     assert.deepEqual(parse('--against', 'de9857f', '--instructions').against?.instructions, {
-      samples: 5,
+      samples: 9,
       requestsPerSample: 200,
       warmupRequests: 1000,
     });
@@ -197,6 +197,14 @@ describe('instructions per request', () => {
     assert.deepEqual(draw(3), draw(3));
     assert.notDeepEqual(draw(3), draw(4));
     assert.ok(draw(1).every((value) => value >= 0 && value < 1));
+  });
+
+  test("after/before is the median of the samples' paired ratios, sample i of one build against sample i of the other", () => {
+    const count = (samples: number[]): InstructionCount => ({ samples, median: 0, errors: 0 });
+    // Medians alone would give 110 / 100; paired, the windows are 1.2, 1.1, 1.0, 1.1 and 1.05.
+    const before = count([100, 100, 100, 90, 200]);
+    const after = count([120, 110, 100, 99, 210]);
+    assert.ok(Math.abs(pairedRatio(before, after) - 1.1) < 1e-12);
   });
 
   const counted = (median: number, errors = 0): InstructionCount => ({ samples: [median], median, errors });
