@@ -3,12 +3,21 @@
  * revision that is not there.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { comparisonProblems, type ScenarioComparison, type StoreComparison } from '../../bench/comparison-report.js';
-import { dumpTotal, type InstructionCount, pairedRatio, seededRandom } from '../../bench/instructions.js';
+import {
+  callgrindWrapper,
+  dumpTotal,
+  gcAckFileIn,
+  type InstructionCount,
+  pairedRatio,
+  seededRandom,
+} from '../../bench/instructions.js';
 import type { LoadResult } from '../../bench/load.js';
 import { parseOptions, UsageError } from '../../bench/options.js';
 import {
@@ -205,6 +214,24 @@ describe('instructions per request', () => {
     const before = count([100, 100, 100, 90, 200]);
     const after = count([120, 110, 100, 99, 210]);
     assert.ok(Math.abs(pairedRatio(before, after) - 1.1) < 1e-12);
+  });
+
+  test('under the count the service runs no interval, and collects garbage when asked', async (t) => {
+    const ack = join(tempDir(t), 'gc-ack');
+    const wrapper = callgrindWrapper('unused.out', 'unused.log', gcAckFileIn(ack));
+    const script = `
+      let ticks = 0;
+      setInterval(() => ticks++, 5);
+      require('node:timers').setInterval(() => ticks++, 5);
+      setTimeout(() => {
+        process.kill(process.pid, 'SIGUSR2');
+        setTimeout(() => { console.log(ticks); process.exit(0); }, 200);
+      }, 300);`;
+    const { stdout } = await promisify(execFile)(process.execPath, [...wrapper.nodeFlags, '-e', script], {
+      env: { ...process.env, ...wrapper.env },
+    });
+    assert.equal(stdout.trim(), '0');
+    assert.equal(readFileSync(ack, 'utf8'), '.');
   });
 
   const counted = (median: number, errors = 0): InstructionCount => ({ samples: [median], median, errors });
