@@ -64,11 +64,12 @@ export const USAGE = `Usage: npm run bench -- [options]
   --after REV          with --against: serve git revision REV as after, instead of the working tree
   --rounds N           with --against: rounds per order, even (default 8; 2 with --quick)
   --instructions       with --against: also serve each build under valgrind's callgrind (valgrind must be
-                       installed; slow: about 8 min for three scenarios on one store) and count every
-                       scenario's instructions per request: requests one at a time from the bench, uncounted
-                       warm-up first, then samples paired build with build (the same requests); the median
-                       of the pairs' after/before decides, flagged above ${1 + TOLERANCE}. The same build reads
-                       itself within 1 %, a 5 % cost is found (docs/performance.md); opt-in, as it is slow
+                       installed; slow: 6.5 min for three scenarios on one store, more on a busy machine)
+                       and count every scenario's instructions per request: requests one at a time from the
+                       bench, uncounted warm-up first, then samples paired build with build (the same
+                       requests); the median of the pairs' after/before decides, flagged above ${1 + TOLERANCE}.
+                       The same build reads itself within 0.3 %, a 5 % cost is found (docs/performance.md).
+                       Opt-in, as it takes that long
   --samples N          with --against: counted samples per scenario and build (default 9; 3 with --quick)
   --sample-requests N  with --against: requests per counted sample (default 200; 20 with --quick)
   --warmup-requests N  with --against: uncounted requests before a scenario's samples (default 1000; 100
