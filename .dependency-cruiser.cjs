@@ -1,0 +1,127 @@
+/**
+ * The import rules of docs/architecture.md, checked by `npm run layers` (part of `npm test`).
+ * Layers, lowest first: domain/ (and clock.ts); config/ and schemas/; store/; errors/; representations/;
+ * the request side (plugins, routes, caches, limits, events, webhooks, …); server/ (transport); app.ts
+ * (the composition root); process/; commands/ and cli.ts. A layer imports only layers below it.
+ * Type-only imports count: a type from above is knowledge of the layer above all the same, and a lower
+ * file that names it must change when it does.
+ */
+
+const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
+
+/** Files under `from` import nothing in src/ but their own folder and the `allowed` ones below it. */
+const onlyBelow = (name, comment, from, allowed) =>
+  forbid(
+    name,
+    comment,
+    { path: `^src/(${from})` },
+    { path: '^src/', pathNot: [from, ...allowed].map((path) => `^src/(${path})`) },
+  );
+
+module.exports = {
+  forbidden: [
+    onlyBelow('domain-imports-nothing', 'domain/ holds rules without I/O: it is the bottom layer.', 'domain/', []),
+    onlyBelow('clock-imports-nothing', 'clock.ts is as low as domain/.', 'clock\\.ts$', []),
+    onlyBelow(
+      'config-imports-domain-only',
+      'config/ reads the environment and knows nothing above domain/.',
+      'config/',
+      ['domain/'],
+    ),
+    onlyBelow(
+      'schemas-import-domain-only',
+      'schemas/ is the API contract and knows nothing above domain/.',
+      'schemas/',
+      ['domain/'],
+    ),
+    onlyBelow(
+      'store-imports-domain-and-config',
+      'store/ keeps records: it knows no API, HTTP or error wording.',
+      'store/',
+      ['domain/', 'config/'],
+    ),
+    onlyBelow(
+      'catalogue-imports-contract-only',
+      'The error catalogue (messages, ApiError) imports only the rules and codes it words.',
+      'errors/(catalogue|api-error)\\.ts$',
+      ['domain/', 'schemas/error'],
+    ),
+    onlyBelow(
+      'errors-import-below-only',
+      'errors/ words every error; its handler translates store failures and schema violations.',
+      'errors/',
+      ['domain/', 'schemas/', 'store/'],
+    ),
+    onlyBelow(
+      'representations-import-below-only',
+      'representations/ maps store records to API shapes, for the routes and the webhook sender alike.',
+      'representations/',
+      ['domain/', 'schemas/', 'store/'],
+    ),
+    forbid(
+      'domain-without-io',
+      'domain/ rules do no I/O and use no framework: only computing modules of Node.',
+      { path: '^src/domain/' },
+      {
+        dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        pathNot: '^(node:)?(crypto|zlib|net)$',
+      },
+    ),
+    forbid(
+      'sender-not-http',
+      'The webhook sender runs apart from requests: it knows no route, HTTP helper or request plugin.',
+      { path: '^src/webhooks/' },
+      { path: '^src/(api|http|plugins|openapi|validation|cache|server|process|commands)/|^src/(app|cli)\\.ts$' },
+    ),
+    forbid(
+      'transport-not-process',
+      'server/ is the transport app.ts builds on; the process (process/, app.ts, the CLI) sits above it.',
+      { path: '^src/server/' },
+      { path: '^src/(process|commands)/|^src/(app|cli)\\.ts$' },
+    ),
+    forbid(
+      'process-not-cli',
+      'process/ starts the service; the command line (commands/, cli.ts) calls it, not the reverse.',
+      { path: '^src/process/' },
+      { path: '^src/commands/|^src/cli\\.ts$' },
+    ),
+    forbid(
+      'composition-root-from-process-only',
+      'Only the process builds the app: nothing the app is built from imports app.ts.',
+      { path: '^src/', pathNot: '^src/(process/|app\\.ts$)' },
+      { path: '^src/app\\.ts$' },
+    ),
+    forbid(
+      'cli-on-top',
+      'Nothing imports the command line.',
+      { path: '^src/', pathNot: '^src/(commands/|cli\\.ts$)' },
+      { path: '^src/(commands/|cli\\.ts$)' },
+    ),
+    forbid(
+      'client-stands-alone',
+      'petstore/client ships alone (npm run pack:client): it imports only the API contract.',
+      { path: '^src/client/' },
+      { path: '^src/', pathNot: '^src/(client|schemas|domain)/' },
+    ),
+    forbid(
+      'no-circular',
+      'No import cycles, type-only ones included: the files of a cycle cannot be read or changed apart.',
+      {},
+      { circular: true },
+    ),
+    forbid(
+      'not-to-unresolvable',
+      'An import that does not resolve would leave the rules blind to it.',
+      {},
+      {
+        couldNotResolve: true,
+      },
+    ),
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};
