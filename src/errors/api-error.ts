@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode } from './error-codes.js';
+import { ERROR_CODES, type ErrorCode } from '../schemas/error-codes.js';
 
 /** An error the API answers on purpose: its code decides the status, its message is shown to the client. */
 export class ApiError extends Error {

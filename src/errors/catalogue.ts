@@ -1,7 +1,7 @@
 import { BODY_LIMIT_BYTES } from '../domain/limits.js';
-import type { UrlRefusal } from '../webhooks/target-policy.js';
+import type { UrlRefusal } from '../domain/webhook-target.js';
+import type { ErrorCode } from '../schemas/error-codes.js';
 import { type ApiError, errorKind } from './api-error.js';
-import type { ErrorCode } from './error-codes.js';
 
 /** RFC 6750 challenge on every 401; `error="invalid_token"` when a key was sent. */
 const REALM = 'Bearer realm="petstore"';
@@ -14,7 +14,7 @@ const SHORT_RETRY_AFTER = { 'retry-after': '1' };
 const retryAfter = (seconds: number) => ({ 'retry-after': String(seconds) });
 const PUBLIC_ONLY = 'webhooks may only point to public addresses';
 
-/** Why a webhook URL is refused (webhooks/target-policy.ts), in words. */
+/** Why a webhook URL is refused (domain/webhook-target.ts), in words. */
 function urlRefusal(refusal: UrlRefusal): string {
   switch (refusal.reason) {
     case 'malformed':

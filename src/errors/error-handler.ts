@@ -1,11 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { ERROR_CODES, type ErrorCode } from '../schemas/error-codes.js';
 import { StoreFullError, StoreUnavailableError } from '../store/store.js';
-import { validationMessage } from '../validation/validation-message.js';
 import { ApiError } from './api-error.js';
 import { ERRORS } from './catalogue.js';
-import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { sendError } from './send-error.js';
+import { validationMessage } from './validation-message.js';
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>(
   Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode]),

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ERROR_EXAMPLES } from '../errors/catalogue.js';
-import { ERROR_CODE_USES, ERROR_CODES, type ErrorCode } from '../errors/error-codes.js';
 import { ERROR_BODY_ID, type ErrorBody } from '../schemas/error.js';
+import { ERROR_CODE_USES, ERROR_CODES, type ErrorCode } from '../schemas/error-codes.js';
 
 const CHALLENGE = {
   type: 'string',

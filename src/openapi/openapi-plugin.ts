@@ -1,8 +1,8 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ERROR_CODES } from '../errors/error-codes.js';
 import type { Links } from '../http/links.js';
+import { ERROR_CODES } from '../schemas/error-codes.js';
 import { webhooksSection } from './webhooks-section.js';
 
 /** The interface description version (docs/decisions.md, "Versioning"), apart from the package's own version. */

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { ERROR_CODES } from '../errors/error-codes.js';
+import { ERROR_CODES } from './error-codes.js';
 
 /** The Error body's name in `components.schemas`, for responses that refer to it. */
 export const ERROR_BODY_ID = 'Error';

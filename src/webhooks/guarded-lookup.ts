@@ -1,6 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
-import { nonPublicRange, type TargetPolicy } from './target-policy.js';
+import { nonPublicRange } from '../domain/webhook-target.js';
+import type { TargetPolicy } from './target-policy.js';
 
 /** An address the target policy refuses: the attempt fails before anything is sent. */
 export class RefusedAddressError extends Error {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ERROR_CODES } from '../../src/errors/error-codes.js';
+import { ERROR_CODES } from '../../src/schemas/error-codes.js';
 import type { Harness } from '../helpers/harness.js';
 import { type Counter, clip, type HostileRequest, type HostileResponse, summary } from './requests.js';
 

@@ -4,7 +4,7 @@ import http from 'node:http';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { buildApp } from '../../src/app.js';
-import { ERROR_CODES } from '../../src/errors/error-codes.js';
+import { ERROR_CODES } from '../../src/schemas/error-codes.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import type { Store } from '../../src/store/store.js';
 import { eachBackend, expectError, request, startHarness } from '../helpers/harness.js';

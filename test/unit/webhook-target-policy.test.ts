@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkTargetUrl, type Lookup, nonPublicRange, type TargetPolicy } from '../../src/webhooks/target-policy.js';
+import { nonPublicRange } from '../../src/domain/webhook-target.js';
+import { checkTargetUrl, type Lookup, type TargetPolicy } from '../../src/webhooks/target-policy.js';
 
 /** A resolver answering from a table; any other name is NXDOMAIN, as getaddrinfo reports it. */
 function lookupFrom(table: Record<string, string[]>): Lookup & { asked: string[] } {

@@ -1,9 +1,9 @@
 import type { ErrorObject } from 'ajv';
 import type { FastifySchemaValidationError } from 'fastify';
-import type { ApiError } from '../errors/api-error.js';
-import { ERRORS } from '../errors/catalogue.js';
 import { MAX_JSON_INTEGER } from '../schemas/int64.js';
 import { PATTERN_MESSAGE } from '../schemas/keywords.js';
+import type { ApiError } from './api-error.js';
+import { ERRORS } from './catalogue.js';
 
 /** How a message names the field or parameter: `body.name`, `query parameter "limit"`. */
 function where(context: string, path: string[]): string {
