@@ -5,12 +5,12 @@ import type { EventType } from '../domain/event-types.js';
 import { ERRORS } from '../errors/catalogue.js';
 import { EventStream, STREAM_BATCH } from '../events/event-stream.js';
 import type { FeedBell } from '../events/feed-bell.js';
+import { toEvent } from '../representations/resources.js';
 import { Event } from '../schemas/event.js';
 import { ref } from '../schemas/ref.js';
 import type { EventRecord } from '../store/event-store.js';
 import type { Store } from '../store/store.js';
 import { cursorPosition } from './event-cursor-position.js';
-import { toEvent } from './representations.js';
 
 /** The 15 s the interface promises between comment lines, unless the app is built with another. */
 export const KEEP_ALIVE_MS = 15_000;

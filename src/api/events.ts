@@ -7,13 +7,13 @@ import { ERRORS } from '../errors/catalogue.js';
 import { acceptsEventStream } from '../http/accepts-event-stream.js';
 import type { Links } from '../http/links.js';
 import { errorResponses } from '../openapi/error-responses.js';
+import { toEvent } from '../representations/resources.js';
 import { Event, EventStreamBody, ListEventsQuery } from '../schemas/event.js';
 import { PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ref } from '../schemas/ref.js';
 import type { Store } from '../store/store.js';
 import { cursorPosition } from './event-cursor-position.js';
 import { KEEP_ALIVE_MS, replyWithEventStream } from './event-stream-reply.js';
-import { toEvent } from './representations.js';
 
 export interface EventRouteOptions {
   readonly store: Store;

@@ -6,12 +6,12 @@ import { ERRORS } from '../errors/catalogue.js';
 import { createdResponse, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../openapi/error-responses.js';
+import { toOrder } from '../representations/resources.js';
 import { ListOrdersQuery, NewOrder, Order, OrderIdParams, OrderStatusChange } from '../schemas/order.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import type { OrderRecord } from '../store/store.js';
-import { toOrder } from './representations.js';
 import type { RouteOptions } from './route-options.js';
 
 const EXTENSION =

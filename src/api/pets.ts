@@ -7,13 +7,13 @@ import { deprecationHooks } from '../http/deprecation.js';
 import { createdResponse, IdempotencyKeyHeader, REPLAYED, REPLAYED_HEADER } from '../http/idempotency.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../openapi/error-responses.js';
+import { toPet } from '../representations/resources.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas/pet.js';
 import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import type { PetRecord } from '../store/store.js';
 import { docsLink } from './docs.js';
-import { toPet } from './representations.js';
 import type { RouteOptions } from './route-options.js';
 
 /** The interface removes `GET /pets/{petId}` on 5 December 2030; it was deprecated from this service's first release. */

@@ -6,6 +6,11 @@ import { generateWebhookSecret } from '../domain/webhook-secret.js';
 import { ERRORS } from '../errors/catalogue.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../openapi/error-responses.js';
+import {
+  toCreatedWebhookEndpoint,
+  toDeliveryAttempt,
+  toWebhookEndpoint,
+} from '../representations/webhook-endpoints.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
@@ -20,7 +25,6 @@ import {
 } from '../schemas/webhook.js';
 import type { WebhookEndpointRecord } from '../store/webhook-store.js';
 import { checkTargetUrl, type TargetPolicy } from '../webhooks/target-policy.js';
-import { toCreatedWebhookEndpoint, toDeliveryAttempt, toWebhookEndpoint } from './representations.js';
 import type { RouteOptions } from './route-options.js';
 
 export interface WebhookRouteOptions extends RouteOptions {

@@ -1,12 +1,10 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyBaseLogger } from 'fastify';
-import type { Metrics } from '../observability/metrics.js';
-import type { DeliveryStore, DueDelivery } from '../store/delivery-store.js';
+import type { DueDelivery } from '../store/delivery-store.js';
 import { runAttempt } from './delivery-attempt.js';
 import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
+import type { DispatcherOptions } from './dispatcher-options.js';
 import { EndpointAgents } from './endpoint-agents.js';
-import type { TargetPolicy } from './target-policy.js';
 
 /** How often due deliveries are looked for: other instances' events start within this (+ one claim). */
 const POLL_MS = 500;
@@ -34,17 +32,6 @@ const PACE = { floor: 10, ceiling: 1000 };
 const LEASE_MARGIN_MS = 30_000;
 /** On stop, attempts in flight get this long to finish and be recorded; the rest are left to their lease. */
 const STOP_WAIT_MS = 2000;
-
-export interface DispatcherOptions {
-  readonly deliveries: DeliveryStore;
-  readonly policy: TargetPolicy;
-  /** WEBHOOK_TIMEOUT_MS: the whole of one attempt. */
-  readonly timeoutMs: number;
-  /** WEBHOOK_RETRY_SCHEDULE, in ms: the delay before each retry; a failure after the last one is final. */
-  readonly retrySchedule: readonly number[];
-  readonly log: FastifyBaseLogger;
-  readonly metrics: Metrics;
-}
 
 /**
  * Sends due webhook deliveries: claims them (a lease, so instances never send one at once), posts each,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eventId } from '../../src/api/representations.js';
+import { eventId } from '../../src/representations/resources.js';
 import { eachBackend, expectError, type Harness } from '../helpers/harness.js';
 import type { StoreBackend } from '../helpers/stores.js';
 import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';

@@ -2,12 +2,13 @@ import { isComplete } from '../domain/order-status.js';
 import type { Event } from '../schemas/event.js';
 import type { Order } from '../schemas/order.js';
 import type { Pet } from '../schemas/pet.js';
-import type { CreatedWebhookEndpoint, DeliveryAttempt, WebhookEndpoint } from '../schemas/webhook.js';
 import type { EventRecord } from '../store/event-store.js';
 import type { OrderRecord, PetRecord } from '../store/store.js';
-import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/webhook-store.js';
 
-/** The one boundary between what the store keeps and what the API shows, for every resource. */
+/**
+ * The boundary between what the store keeps and what the API shows: pets, orders and the events about them,
+ * for the routes and the webhook sender alike (so it sits below both).
+ */
 export function toPet(record: PetRecord): Pet {
   return { id: record.id, name: record.name, categoryId: record.categoryId, status: record.status };
 }
@@ -39,33 +40,4 @@ export function toEvent(record: EventRecord): Event {
     case 'order.status_changed':
       return { id, type: record.type, timestamp, data: toOrder(record.order), previousStatus: record.previousStatus };
   }
-}
-
-/** Never the secret: it is shown once, in the 201 of the creation (toCreatedWebhookEndpoint). */
-export function toWebhookEndpoint(record: WebhookEndpointRecord): WebhookEndpoint {
-  return {
-    id: record.id,
-    url: record.url,
-    events: [...record.events],
-    description: record.description,
-    enabled: record.enabled,
-    createdAt: record.createdAt.toISOString(),
-  };
-}
-
-export function toCreatedWebhookEndpoint(record: WebhookEndpointRecord): CreatedWebhookEndpoint {
-  return { ...toWebhookEndpoint(record), secret: record.secret };
-}
-
-export function toDeliveryAttempt(record: DeliveryAttemptRecord): DeliveryAttempt {
-  return {
-    eventId: eventId(record.eventSeq),
-    type: record.type,
-    attempt: record.attempt,
-    status: record.status,
-    ...(record.responseStatus === null ? {} : { responseStatus: record.responseStatus }),
-    ...(record.error === null ? {} : { error: record.error }),
-    attemptedAt: record.attemptedAt.toISOString(),
-    ...(record.nextAttemptAt === null ? {} : { nextAttemptAt: record.nextAttemptAt.toISOString() }),
-  };
 }

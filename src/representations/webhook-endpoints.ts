@@ -1,0 +1,35 @@
+import type { CreatedWebhookEndpoint, DeliveryAttempt, WebhookEndpoint } from '../schemas/webhook.js';
+import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/webhook-store.js';
+import { eventId } from './resources.js';
+
+/**
+ * What the webhook routes show of an endpoint, never its secret: that is shown once, in the 201 of the
+ * creation (toCreatedWebhookEndpoint).
+ */
+export function toWebhookEndpoint(record: WebhookEndpointRecord): WebhookEndpoint {
+  return {
+    id: record.id,
+    url: record.url,
+    events: [...record.events],
+    description: record.description,
+    enabled: record.enabled,
+    createdAt: record.createdAt.toISOString(),
+  };
+}
+
+export function toCreatedWebhookEndpoint(record: WebhookEndpointRecord): CreatedWebhookEndpoint {
+  return { ...toWebhookEndpoint(record), secret: record.secret };
+}
+
+export function toDeliveryAttempt(record: DeliveryAttemptRecord): DeliveryAttempt {
+  return {
+    eventId: eventId(record.eventSeq),
+    type: record.type,
+    attempt: record.attempt,
+    status: record.status,
+    ...(record.responseStatus === null ? {} : { responseStatus: record.responseStatus }),
+    ...(record.error === null ? {} : { error: record.error }),
+    attemptedAt: record.attemptedAt.toISOString(),
+    ...(record.nextAttemptAt === null ? {} : { nextAttemptAt: record.nextAttemptAt.toISOString() }),
+  };
+}

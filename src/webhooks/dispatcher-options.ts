@@ -1,0 +1,16 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Metrics } from '../observability/metrics.js';
+import type { DeliveryStore } from '../store/delivery-store.js';
+import type { TargetPolicy } from './target-policy.js';
+
+/** What the dispatcher is given, and passes on to each attempt. */
+export interface DispatcherOptions {
+  readonly deliveries: DeliveryStore;
+  readonly policy: TargetPolicy;
+  /** WEBHOOK_TIMEOUT_MS: the whole of one attempt. */
+  readonly timeoutMs: number;
+  /** WEBHOOK_RETRY_SCHEDULE, in ms: the delay before each retry; a failure after the last one is final. */
+  readonly retrySchedule: readonly number[];
+  readonly log: FastifyBaseLogger;
+  readonly metrics: Metrics;
+}
