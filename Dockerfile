@@ -34,7 +34,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
     CMD ["node", "-e", "require(process.env.TLS_CERT ? 'node:https' : 'node:http').get({ host: '127.0.0.1', port: process.env.PORT, path: '/healthz', rejectUnauthorized: false, timeout: 4000 }, (res) => process.exit(res.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1)).on('timeout', () => process.exit(1))"]
 # node itself, not `npm start`: npm does not pass SIGTERM on, and the server would outlive it. As PID 1,
-# node gets only the signals it handles, and it handles SIGTERM and SIGINT (src/server/signals.ts: stop
+# node gets only the signals it handles, and it handles SIGTERM and SIGINT (src/process/signals.ts: stop
 # accepting, finish in-flight requests, close the database, exit 0). It starts no processes but its own
 # cluster workers (`serve --workers N`), which it reaps, so no init (tini, `docker run --init`) is needed;
 # one does no harm. The stop may take up to 10 s: give `docker stop` more (`--stop-timeout 15`).

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, type TestContext, test } from 'node:test';
 import { buildApp } from '../../src/app.js';
-import { loggerOptions } from '../../src/server/log-stream.js';
+import { loggerOptions } from '../../src/process/log-stream.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { request } from '../helpers/harness.js';
 import { sparePort } from '../helpers/pg-cluster.js';

@@ -6,7 +6,7 @@ import { dirname, join, posix } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { SHUTDOWN_GRACE_MS } from '../../src/server/signals.js';
+import { SHUTDOWN_GRACE_MS } from '../../src/process/signals.js';
 import { all, inContext, last, parseDockerfile, parseEnvFile, parseUnit, stageEnv } from '../helpers/deploy-files.js';
 import { sparePort } from '../helpers/pg-cluster.js';
 import { KEY_PATTERN } from '../helpers/process.js';

@@ -1,7 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
-import { UsageError } from '../commands/usage-error.js';
 import type { Config } from '../config/config.js';
 import { aggregateWorkerMetrics } from '../observability/cluster-metrics.js';
 import { openStore } from '../store/open-store.js';
@@ -10,17 +8,6 @@ import { loggerOptions } from './log-stream.js';
 import { SHUTDOWN_GRACE_MS } from './signals.js';
 import { relayWorkerLogs } from './worker-log-relay.js';
 import { arbitrateWriteTurns } from './write-turn-ipc.js';
-
-/** `--workers N` (1 to 64) or `auto` (one per CPU). */
-export function parseWorkers(text: string | undefined): number {
-  if (text === undefined) return 1;
-  if (text === 'auto') return availableParallelism();
-  const count = Number(text);
-  if (!/^\d+$/.test(text) || count < 1 || count > 64) {
-    throw new UsageError(`--workers takes a number from 1 to 64 or "auto", got "${text}"`);
-  }
-  return count;
-}
 
 /** A dead worker is replaced after a delay that doubles while workers keep dying young. */
 const RESPAWN_DELAY_MS = { first: 1000, max: 30_000 };
