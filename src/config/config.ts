@@ -1,7 +1,8 @@
-import { parseDatabaseUrl } from './database-url.js';
+import { type DatabaseConfig, parseDatabaseUrl } from './database-url.js';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './retry-schedule.js';
 import { parseTrustProxy } from './trust-proxy.js';
 import {
+  type LogLevel,
   nonEmpty,
   parseBoolean,
   parseInteger,
@@ -12,27 +13,8 @@ import {
   parseRedisUrl,
   parseSwitch,
   parseTls,
+  type TlsFiles,
 } from './values.js';
-
-export interface SqliteDatabaseConfig {
-  readonly kind: 'sqlite';
-  readonly path: string;
-}
-
-export interface PostgresDatabaseConfig {
-  readonly kind: 'postgres';
-  readonly url: string;
-  /** Pool size per process. */
-  readonly poolSize: number;
-  /** Bound on opening a connection; past it the request answers 503. */
-  readonly connectTimeoutMs: number;
-  /** Bound on one query (client side, and statement_timeout on the server). */
-  readonly queryTimeoutMs: number;
-}
-
-export type DatabaseConfig = SqliteDatabaseConfig | PostgresDatabaseConfig;
-
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 /** Everything the service reads from its environment, read once at start and passed down. */
 export interface Config {
@@ -62,11 +44,6 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** The delays before each retry of a failed delivery, in ms (WEBHOOK_RETRY_SCHEDULE); then it has failed. */
   readonly webhookRetrySchedule: readonly number[];
-}
-
-export interface TlsFiles {
-  readonly certPath: string;
-  readonly keyPath: string;
 }
 
 export const DEFAULT_EVENT_RETENTION_DAYS = 30;

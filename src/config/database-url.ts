@@ -1,8 +1,25 @@
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import type { DatabaseConfig } from './config.js';
 import { ConfigError } from './config-error.js';
 import { nonEmpty, parseInteger } from './values.js';
+
+export interface SqliteDatabaseConfig {
+  readonly kind: 'sqlite';
+  readonly path: string;
+}
+
+export interface PostgresDatabaseConfig {
+  readonly kind: 'postgres';
+  readonly url: string;
+  /** Pool size per process. */
+  readonly poolSize: number;
+  /** Bound on opening a connection; past it the request answers 503. */
+  readonly connectTimeoutMs: number;
+  /** Bound on one query (client side, and statement_timeout on the server). */
+  readonly queryTimeoutMs: number;
+}
+
+export type DatabaseConfig = SqliteDatabaseConfig | PostgresDatabaseConfig;
 
 export const DEFAULT_DATABASE_PATH = 'data/petstore.db';
 

@@ -1,6 +1,12 @@
 import { resolve } from 'node:path';
-import type { LogLevel, TlsFiles } from './config.js';
 import { ConfigError } from './config-error.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface TlsFiles {
+  readonly certPath: string;
+  readonly keyPath: string;
+}
 
 // Parsers of single settings, for loadConfig: each error names the variable and what it takes.
 

@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import { type DestinationStream, type LoggerOptions, pino } from 'pino';
-import type { LogLevel } from '../config/config.js';
+import type { LogLevel } from '../config/values.js';
 
 /**
  * Where a key could appear in a log line: never written, whatever the level. The service logs no

@@ -1,8 +1,8 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import type { TlsFiles } from '../config/config.js';
 import { ConfigError } from '../config/config-error.js';
+import type { TlsFiles } from '../config/values.js';
 
 function reason(error: unknown): string {
   return (error as { code?: unknown }).code === 'ENOENT' ? 'no such file' : (error as Error).message;

@@ -1,4 +1,4 @@
-import type { DatabaseConfig } from '../config/config.js';
+import type { DatabaseConfig } from '../config/database-url.js';
 
 export interface MigrationReport {
   readonly kind: DatabaseConfig['kind'];

@@ -1,4 +1,4 @@
-import type { DatabaseConfig } from '../config/config.js';
+import type { DatabaseConfig } from '../config/database-url.js';
 import type { WriteTurns } from './sqlite/write-turns.js';
 import type { Store } from './store.js';
 

@@ -5,7 +5,7 @@ import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createSchema, postgresUnreachable } from '../../dev/postgres-admin.js';
-import type { PostgresDatabaseConfig } from '../../src/config/config.js';
+import type { PostgresDatabaseConfig } from '../../src/config/database-url.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { PostgresDatabaseConfig } from '../../config/config.js';
+import type { PostgresDatabaseConfig } from '../../config/database-url.js';
 import { migratePostgres } from './postgres-migrate.js';
 
 /** BIGINT arrives as text; the service's values stay below 2^53, and anything else is refused, not rounded. */

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { PostgresDatabaseConfig } from '../../config/config.js';
+import type { PostgresDatabaseConfig } from '../../config/database-url.js';
 
 /** The channel the events table's trigger notifies (events_notify), with the schema it wrote in as payload. */
 export const EVENTS_CHANNEL = 'petstore_events';

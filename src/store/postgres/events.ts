@@ -1,4 +1,4 @@
-import type { PostgresDatabaseConfig } from '../../config/config.js';
+import type { PostgresDatabaseConfig } from '../../config/database-url.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
 import { type EventRow, eventFromRow } from '../event-rows.js';
 import type { EventPage, EventQuery, EventStore } from '../event-store.js';

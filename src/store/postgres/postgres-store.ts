@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { PostgresDatabaseConfig } from '../../config/config.js';
+import type { PostgresDatabaseConfig } from '../../config/database-url.js';
 import type { DeliveryStore } from '../delivery-store.js';
 import type { EventStore } from '../event-store.js';
 import { SharedTokenRead } from '../shared-token-read.js';
