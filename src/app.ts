@@ -23,6 +23,7 @@ import { openapi } from './openapi/openapi-plugin.js';
 import { auth } from './plugins/auth.js';
 import { jsonBodies } from './plugins/json-body.js';
 import { methodNotAllowed, routeTable } from './plugins/method-not-allowed.js';
+import { retention } from './plugins/retention.js';
 import { securityHeaders } from './plugins/security-headers.js';
 import { FailOpen } from './rate-limit/fail-open.js';
 import { failedAuthLimit, keyRateLimit, type RateLimitOptions } from './rate-limit/rate-limit-plugins.js';
@@ -53,7 +54,7 @@ export interface AppOptions {
   readonly webhooks?: { readonly allowPrivateUrls: boolean; readonly lookup?: Lookup };
   /** Between the live event stream's keep-alive comments; 15 s when absent (tests shorten it). */
   readonly eventStreamKeepAliveMs?: number;
-  /** EVENT_RETENTION_DAYS, for the feed's 410 (the purge itself runs in start-server); 30 when absent. */
+  /** EVENT_RETENTION_DAYS: how long events are kept (the purge), and the feed's 410; 30 when absent. */
   readonly eventRetentionDays?: number;
   /** Sends webhooks from this app, to `webhooks`' targets (start-server does); off when absent, as in most tests. */
   readonly webhookDelivery?: DeliveryOptions | undefined;
@@ -130,12 +131,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.webhookDelivery !== undefined) {
     await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
   }
+  const retentionDays = options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS;
+  await app.register(retention, { store, clock, eventRetentionDays: retentionDays });
   await app.register(feedBell, { events: store.events });
   await app.register(eventRoutes, {
     store,
     cursors: new EventCursors(new CursorCodec(secret, 'events')),
     links,
-    retentionDays: options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS,
+    retentionDays,
     keepAliveMs: options.eventStreamKeepAliveMs,
   });
   await app.register(methodNotAllowed);

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
-import { systemClock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { joinWorkerMetrics } from '../observability/cluster-metrics.js';
 import { openRateLimiter } from '../rate-limit/open-rate-limiter.js';
@@ -12,10 +11,6 @@ import { loggerOptions, stdoutDestination } from './log-stream.js';
 import { loadTlsFiles } from './tls-files.js';
 import { WorkerLogStream } from './worker-log-relay.js';
 import { workerWriteTurns } from './write-turn-ipc.js';
-
-/** Expired idempotency records (older than 24 h) are removed this often. */
-const PURGE_INTERVAL_MS = 10 * 60 * 1000;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -66,18 +61,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await rateLimit?.limiter.close();
     await store.close();
   });
-
-  const purge = setInterval(() => {
-    store.purgeExpiredIdempotencyKeys(systemClock()).catch((error: unknown) => {
-      app.log.warn({ err: error }, 'purging expired idempotency keys failed; will retry');
-    });
-    const eventsBefore = new Date(systemClock().getTime() - config.eventRetentionDays * DAY_MS);
-    store.events.purge(eventsBefore).catch((error: unknown) => {
-      app.log.warn({ err: error }, 'removing events past their retention failed; will retry');
-    });
-  }, PURGE_INTERVAL_MS);
-  purge.unref();
-  app.addHook('onClose', async () => clearInterval(purge));
 
   let url: string;
   try {

@@ -160,7 +160,7 @@ describe('PostgreSQL with the least privileges the README grants', { skip }, () 
     const revoked = await runCli(['keys', 'revoke', 'second'], env);
     assert.equal(revoked.code, 0, revoked.stderr);
 
-    // The periodic purges (every 10 minutes in a server): expired idempotency records, events past retention.
+    // The periodic purges (at start and every 10 minutes in a server): expired idempotency records, events past retention.
     const store = await PostgresStore.open(postgresConfig(db.serviceUrl));
     t.after(() => store.close());
     const later = new Date(Date.now() + 400 * 24 * 3600 * 1000);

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Clock } from '../clock.js';
+import type { Store } from '../store/store.js';
+
+/** Expired idempotency records (older than 24 h) and events past their retention are removed this often. */
+const PURGE_INTERVAL_MS = 10 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+interface RetentionOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  /** EVENT_RETENTION_DAYS. */
+  readonly eventRetentionDays: number;
+}
+
+/**
+ * Removes what the store keeps only for a time, with the app: once when it is ready (a process restarted
+ * more often than the interval would otherwise never purge), then every PURGE_INTERVAL_MS until it closes.
+ * Every instance purges; the deletes are idempotent, so instances need not agree on who does.
+ */
+export const retention = fp(
+  async (app: FastifyInstance, { store, clock, eventRetentionDays }: RetentionOptions) => {
+    const purge = () => {
+      const now = clock();
+      store.purgeExpiredIdempotencyKeys(now).catch((error: unknown) => {
+        app.log.warn({ err: error }, 'purging expired idempotency keys failed; will retry');
+      });
+      store.events.purge(new Date(now.getTime() - eventRetentionDays * DAY_MS)).catch((error: unknown) => {
+        app.log.warn({ err: error }, 'removing events past their retention failed; will retry');
+      });
+    };
+    let timer: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      purge();
+      timer = setInterval(purge, PURGE_INTERVAL_MS);
+      timer.unref();
+    });
+    app.addHook('preClose', async () => clearInterval(timer));
+  },
+  { name: 'retention' },
+);
