@@ -8,7 +8,7 @@ import type { FeedBell } from '../events/feed-bell.js';
 import { toEvent } from '../representations/resources.js';
 import { Event } from '../schemas/event.js';
 import { ref } from '../schemas/ref.js';
-import type { EventRecord } from '../store/event-store.js';
+import type { EventRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { cursorPosition } from './event-cursor-position.js';
 

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { ERRORS } from '../errors/catalogue.js';
-import { type Store, StoreFullError } from '../store/store.js';
+import type { Store } from '../store/store.js';
+import { StoreFullError } from '../store/store-errors.js';
 
 /** Public endpoints for operators and tooling: the OpenAPI document, liveness and readiness. */
 const routes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {

@@ -11,7 +11,7 @@ import { ListOrdersQuery, NewOrder, Order, OrderIdParams, OrderStatusChange } fr
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
-import type { OrderRecord } from '../store/store.js';
+import type { OrderRecord } from '../store/records.js';
 import type { RouteOptions } from './route-options.js';
 
 const EXTENSION =

@@ -12,7 +12,7 @@ import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas/pet.js';
 import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
-import type { PetRecord } from '../store/store.js';
+import type { PetRecord } from '../store/records.js';
 import { docsLink } from './docs.js';
 import type { RouteOptions } from './route-options.js';
 

@@ -23,7 +23,7 @@ import {
   WebhookIdParams,
   WebhookPageQuery,
 } from '../schemas/webhook.js';
-import type { WebhookEndpointRecord } from '../store/webhook-store.js';
+import type { WebhookEndpointRecord } from '../store/records.js';
 import { checkTargetUrl, type TargetPolicy } from '../webhooks/target-policy.js';
 import type { RouteOptions } from './route-options.js';
 

@@ -4,7 +4,8 @@ import type { Config } from '../config/config.js';
 import { parseScopes } from '../domain/api-key.js';
 import { issueApiKey, KEY_NAME_PROBLEM, KEY_NAME_RULE } from '../services/api-keys.js';
 import { openStore } from '../store/open-store.js';
-import { type ApiKeyRecord, DuplicateNameError } from '../store/store.js';
+import type { ApiKeyRecord } from '../store/records.js';
+import { DuplicateNameError } from '../store/store-errors.js';
 import { UsageError } from './usage-error.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

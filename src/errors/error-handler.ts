@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ERROR_CODES, type ErrorCode } from '../schemas/error-codes.js';
-import { StoreFullError, StoreUnavailableError } from '../store/store.js';
+import { StoreFullError, StoreUnavailableError } from '../store/store-errors.js';
 import { ApiError } from './api-error.js';
 import { ERRORS } from './catalogue.js';
 import { sendError } from './send-error.js';

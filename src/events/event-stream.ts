@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EventPosition } from '../domain/event-position.js';
 import type { EventType } from '../domain/event-types.js';
-import type { EventRecord, EventStore } from '../store/event-store.js';
+import type { EventRecord } from '../store/records.js';
+import type { EventStore } from '../store/store.js';
 import type { FeedBell, FeedListener } from './feed-bell.js';
 
 /** Events read per look: a client that stopped reading holds at most one batch beyond its buffers. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import type { EventStore } from '../store/event-store.js';
+import type { EventStore } from '../store/store.js';
 
 /** What the bell rings: an open live stream. */
 export interface FeedListener {

@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { DeliveryStats } from '../store/delivery-store.js';
+import type { DeliveryStats } from '../store/records.js';
 import type { PoolStats } from '../store/store.js';
 import type { ObserveCall } from '../store/timed-store.js';
 

@@ -5,7 +5,9 @@ import type { Clock } from '../clock.js';
 import { hashApiKey, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
 import { ApiError } from '../errors/api-error.js';
 import { ERRORS } from '../errors/catalogue.js';
-import { type ApiKeyWithHash, type Store, StoreUnavailableError } from '../store/store.js';
+import type { ApiKeyWithHash } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { StoreUnavailableError } from '../store/store-errors.js';
 
 export interface AuthenticatedKey {
   readonly id: number;

@@ -2,8 +2,7 @@ import { isComplete } from '../domain/order-status.js';
 import type { Event } from '../schemas/event.js';
 import type { Order } from '../schemas/order.js';
 import type { Pet } from '../schemas/pet.js';
-import type { EventRecord } from '../store/event-store.js';
-import type { OrderRecord, PetRecord } from '../store/store.js';
+import type { EventRecord, OrderRecord, PetRecord } from '../store/records.js';
 
 /**
  * The boundary between what the store keeps and what the API shows: pets, orders and the events about them,

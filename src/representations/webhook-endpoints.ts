@@ -1,5 +1,5 @@
 import type { CreatedWebhookEndpoint, DeliveryAttempt, WebhookEndpoint } from '../schemas/webhook.js';
-import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/webhook-store.js';
+import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/records.js';
 import { eventId } from './resources.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { displayPrefix, generateApiKey, hashApiKey, SCOPES, type Scope } from '../domain/api-key.js';
-import type { ApiKeyRecord, Store } from '../store/store.js';
+import type { ApiKeyRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
 
 export interface IssueKeyRequest {
   readonly name: string;

@@ -1,13 +1,37 @@
-import type { Scope } from '../domain/api-key.js';
+import type { EventPosition } from '../domain/event-position.js';
 import type { OrderStatus } from '../domain/order-status.js';
-import type { PetStatus } from '../domain/pet-status.js';
-import type { DeliveryStore } from './delivery-store.js';
-import type { EventStore } from './event-store.js';
-import type { WebhookStore } from './webhook-store.js';
+import type {
+  ApiKeyRecord,
+  ApiKeyWithHash,
+  AttemptOutcome,
+  AttemptQuery,
+  ChangeOrderResult,
+  ClaimQuery,
+  DeliveryAttemptRecord,
+  DeliveryStats,
+  DueDelivery,
+  EventPage,
+  EventQuery,
+  NewApiKeyRecord,
+  NewOrderRecord,
+  NewPetRecord,
+  NewWebhookEndpointRecord,
+  Once,
+  OnceResult,
+  OrderPageQuery,
+  OrderRecord,
+  PageQuery,
+  PetPageQuery,
+  PetRecord,
+  PlaceOrderResult,
+  WebhookEndpointChange,
+  WebhookEndpointRecord,
+} from './records.js';
 
 /**
- * The one storage interface. Implementations (SQLite now, PostgreSQL next) pass the same contract
- * suite (test/store/store-contract.test.ts); nothing above this layer knows which one it talks to.
+ * The one storage interface, by entity; its records are in records.ts. Both backends (sqlite/,
+ * postgres/) pass the same contract suites (test/store/*-contract.test.ts); nothing above this layer
+ * knows which one it talks to.
  */
 export interface Store {
   readonly kind: string;
@@ -40,37 +64,6 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export interface PoolStats {
-  /** Open connections, idle or in use. */
-  readonly open: number;
-  readonly idle: number;
-  /** Callers waiting for a connection: above zero for long, the pool is too small or the database slow. */
-  readonly waiting: number;
-  readonly max: number;
-}
-
-export interface NewPetRecord {
-  readonly name: string;
-  readonly categoryId: number;
-  readonly status: PetStatus;
-}
-
-/** A pet as the store keeps it (the API's Pet is rendered from it). */
-export interface PetRecord extends NewPetRecord {
-  readonly id: number;
-}
-
-/** A keyset page: rows in ascending id order, optionally only those with one status. */
-export interface PageQuery<S extends string> {
-  /** Rows to return at most. */
-  readonly limit: number;
-  readonly status?: S | undefined;
-  /** Only rows with an id greater than this one (keyset pagination). */
-  readonly afterId?: number | undefined;
-}
-
-export type PetPageQuery = PageQuery<PetStatus>;
-
 export interface PetStore {
   create(pet: NewPetRecord): Promise<PetRecord>;
   /** create, once per idempotency key: the effect and the stored response commit together. */
@@ -79,32 +72,6 @@ export interface PetStore {
   /** Pets in ascending id order. */
   list(query: PetPageQuery): Promise<PetRecord[]>;
 }
-
-export interface OrderRecord {
-  readonly id: number;
-  readonly petId: number;
-  readonly quantity: number;
-  readonly status: OrderStatus;
-  readonly createdAt: Date;
-}
-
-export interface NewOrderRecord {
-  readonly petId: number;
-  readonly quantity: number;
-  readonly createdAt: Date;
-}
-
-export type OrderPageQuery = PageQuery<OrderStatus>;
-
-export type PlaceOrderResult =
-  | { readonly outcome: 'placed'; readonly order: OrderRecord }
-  | { readonly outcome: 'pet_not_found' }
-  | { readonly outcome: 'pet_not_available'; readonly petStatus: PetStatus };
-
-export type ChangeOrderResult =
-  | { readonly outcome: 'changed'; readonly order: OrderRecord }
-  | { readonly outcome: 'order_not_found' }
-  | { readonly outcome: 'refused'; readonly from: OrderStatus };
 
 /**
  * Orders, and the pet status moves they drive (src/domain/order-status.ts), each applied atomically:
@@ -122,56 +89,6 @@ export interface OrderStore {
   changeStatus(id: number, to: OrderStatus): Promise<ChangeOrderResult>;
 }
 
-/** The response a first request got, kept to answer its retries. */
-export interface StoredResponse {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-}
-
-/** An idempotency key as the store sees it: who sent it, for which request, and how to answer. */
-export interface Once<T> {
-  /** The API key (id) that sent it: keys are scoped per API key. */
-  readonly owner: number;
-  readonly key: string;
-  /** A digest of the request (method, route, canonical body): the same key with another request is a mismatch. */
-  readonly fingerprint: string;
-  readonly now: Date;
-  readonly expiresAt: Date;
-  /** The response to keep, rendered from the effect inside its transaction. */
-  render(result: T): StoredResponse;
-}
-
-export type OnceResult<T> =
-  | { readonly outcome: 'done'; readonly result: T }
-  | { readonly outcome: 'replay'; readonly response: StoredResponse }
-  | { readonly outcome: 'mismatch' };
-
-export interface ApiKeyRecord {
-  readonly id: number;
-  readonly name: string;
-  /** The first characters of the key, safe to show. */
-  readonly prefix: string;
-  readonly scopes: readonly Scope[];
-  readonly createdAt: Date;
-  readonly expiresAt: Date | null;
-  readonly lastUsedAt: Date | null;
-  readonly revokedAt: Date | null;
-}
-
-export interface ApiKeyWithHash extends ApiKeyRecord {
-  readonly hash: string;
-}
-
-export interface NewApiKeyRecord {
-  readonly name: string;
-  readonly prefix: string;
-  readonly hash: string;
-  readonly scopes: readonly Scope[];
-  readonly expiresAt: Date | null;
-  readonly createdAt: Date;
-}
-
 export interface ApiKeyStore {
   /** Throws DuplicateNameError when an active key already has the name. */
   create(key: NewApiKeyRecord): Promise<ApiKeyRecord>;
@@ -184,39 +101,69 @@ export interface ApiKeyStore {
   touch(id: number, at: Date): Promise<void>;
 }
 
-export class DuplicateNameError extends Error {
-  constructor(name: string) {
-    super(`an active key named "${name}" already exists`);
-    this.name = 'DuplicateNameError';
-  }
-}
-
-/** The database cannot be reached or did not answer in time; the request may be retried later. */
-export class StoreUnavailableError extends Error {
-  #unreported: boolean;
-
+/**
+ * The outbox, read side: every write of pets and orders records its events in its own transaction (the
+ * write side lives with each entity store), and the feed reads them here.
+ */
+export interface EventStore {
+  /** Events after a position, oldest first: only ones that no event committed later can precede. */
+  list(query: EventQuery): Promise<EventPage>;
+  /** The position of the newest event shown now: reading after it misses nothing committed later. */
+  head(): Promise<EventPosition>;
+  /** Removes the events recorded before `before` (and their deliveries); returns how many. */
+  purge(before: Date): Promise<number>;
   /**
-   * `first` is false when a store knows this failure continues an episode it already reported (SQLite: writes
-   * failing since the last commit), so a long one is logged once, not once per request.
+   * Calls `onChange` soon after events may have become visible, committed by this process or another, until
+   * the returned function is called. It may also call it when nothing changed. Each call watches on its own
+   * (a timer; on PostgreSQL also a connection): one per process serves every stream (src/events/feed-bell.ts).
    */
-  constructor(cause: unknown, first = true, message = 'the database is unavailable') {
-    super(message, { cause });
-    this.name = 'StoreUnavailableError';
-    this.#unreported = first;
-  }
-
-  /** True once for the first error of an episode (one error may reach several requests): log that one. */
-  shouldReport(): boolean {
-    const report = this.#unreported;
-    this.#unreported = false;
-    return report;
-  }
+  watch(onChange: () => void): () => void;
 }
 
-/** The database cannot write because its disk is full; reads still work. */
-export class StoreFullError extends StoreUnavailableError {
-  constructor(cause: unknown, first: boolean) {
-    super(cause, first, 'the database cannot write: its disk is full');
-    this.name = 'StoreFullError';
-  }
+/**
+ * Webhook endpoints and their deliveries log. Creating, changing and removing an endpoint commit on their
+ * own; removing one removes its pending deliveries and its log with it (foreign keys, ON DELETE CASCADE).
+ */
+export interface WebhookStore {
+  create(endpoint: NewWebhookEndpointRecord): Promise<WebhookEndpointRecord>;
+  get(id: number): Promise<WebhookEndpointRecord | undefined>;
+  /** Endpoints in ascending id order. */
+  list(query: PageQuery<never>): Promise<WebhookEndpointRecord[]>;
+  /** undefined when there is no such endpoint. */
+  update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined>;
+  /** false when there was no such endpoint. */
+  remove(id: number): Promise<boolean>;
+  /** One endpoint's attempts, newest (highest id) first; empty for an endpoint that does not exist. */
+  attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]>;
+}
+
+/**
+ * Webhook deliveries, sending side: a pending delivery per (event, endpoint subscribed and enabled when the
+ * event was recorded) is queued by the claims after the event's commit (sqlite/fan-out.ts,
+ * postgres/fan-out.ts); instances claim due ones (a lease, so no two send
+ * one at once), attempt them, and record each attempt. A delivery to a disabled endpoint waits, pending,
+ * and goes out once the endpoint is enabled again.
+ */
+export interface DeliveryStore {
+  /**
+   * Claims due pending deliveries (next_attempt_at reached, no live claim) to enabled endpoints, oldest due
+   * first, until now + leaseMs. Atomic across instances: a delivery is claimed by one caller at a time.
+   * It queues first what was recorded since the last claim, at most `limit` events' worth per endpoint.
+   */
+  claim(query: ClaimQuery): Promise<DueDelivery[]>;
+  /**
+   * In one transaction: records the attempt in the deliveries log and moves the delivery on. Only while
+   * the claim is still ours: false (nothing recorded) once another claim replaced it, or the delivery is gone.
+   */
+  finish(outcome: AttemptOutcome): Promise<boolean>;
+  stats(now: Date): Promise<DeliveryStats>;
+}
+
+export interface PoolStats {
+  /** Open connections, idle or in use. */
+  readonly open: number;
+  readonly idle: number;
+  /** Callers waiting for a connection: above zero for long, the pool is too small or the database slow. */
+  readonly waiting: number;
+  readonly max: number;
 }

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventId, toEvent } from '../representations/resources.js';
-import type { AttemptOutcome, DueDelivery } from '../store/delivery-store.js';
+import type { AttemptOutcome, DueDelivery } from '../store/records.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import { type SendResult, sendWebhook } from './send-webhook.js';
 import { webhookHeaders } from './signature.js';

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Metrics } from '../observability/metrics.js';
-import type { DeliveryStore } from '../store/delivery-store.js';
+import type { DeliveryStore } from '../store/store.js';
 import type { TargetPolicy } from './target-policy.js';
 
 /** What the dispatcher is given, and passes on to each attempt. */

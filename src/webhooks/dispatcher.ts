@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DueDelivery } from '../store/delivery-store.js';
+import type { DueDelivery } from '../store/records.js';
 import { runAttempt } from './delivery-attempt.js';
 import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
 import type { DispatcherOptions } from './dispatcher-options.js';

@@ -1,4 +1,4 @@
-import type { ClaimQuery, DueDelivery } from '../../src/store/delivery-store.js';
+import type { ClaimQuery, DueDelivery } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 
 /** A claim of up to 100 deliveries at `now`, nothing in flight, a minute's lease. */

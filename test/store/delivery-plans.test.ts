@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { READ_PER_QUEUED } from '../../src/store/fan-out-reach.js';
 import { IN_INDEX_ORDER, DELIVERY_QUERIES as POSTGRES_QUERIES } from '../../src/store/postgres/deliveries.js';
 import { FAN_OUT_QUERIES as POSTGRES_FAN_OUT } from '../../src/store/postgres/fan-out.js';
+import { READ_PER_QUEUED } from '../../src/store/shared/fan-out-reach.js';
 import { DELIVERY_QUERIES as SQLITE_QUERIES } from '../../src/store/sqlite/deliveries.js';
 import { FAN_OUT_QUERIES, SqliteFanOut } from '../../src/store/sqlite/fan-out.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';

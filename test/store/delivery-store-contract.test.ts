@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
-import type { AttemptOutcome, DueDelivery } from '../../src/store/delivery-store.js';
+import type { AttemptOutcome, DueDelivery } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 import { claimQuery } from '../helpers/claims.js';
 import { eachBackend } from '../helpers/harness.js';

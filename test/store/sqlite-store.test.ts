@@ -9,7 +9,7 @@ import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { PET_QUERIES } from '../../src/store/sqlite/pets.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { WriteTurns } from '../../src/store/sqlite/write-turns.js';
-import { StoreUnavailableError } from '../../src/store/store.js';
+import { StoreUnavailableError } from '../../src/store/store-errors.js';
 import { claimEverything } from '../helpers/claims.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Scope } from '../../src/domain/api-key.js';
-import { DuplicateNameError, type NewApiKeyRecord } from '../../src/store/store.js';
+import type { NewApiKeyRecord } from '../../src/store/records.js';
+import type { Store } from '../../src/store/store.js';
+import { DuplicateNameError } from '../../src/store/store-errors.js';
 import { eachBackend } from '../helpers/harness.js';
 import type { StoreFixture } from '../helpers/stores.js';
 
@@ -15,6 +17,20 @@ function keyRecord(name: string, overrides: Partial<NewApiKeyRecord> = {}): NewA
     createdAt: new Date('2026-01-01T00:00:00Z'),
     ...overrides,
   };
+}
+
+/** The events recorded so far, oldest first, without what the store assigns (seq, position, time). */
+async function changes(store: Store) {
+  const page = await store.events.list({ after: undefined, limit: 100 });
+  assert.equal(page.outcome, 'page');
+  const events = page.outcome === 'page' ? page.events : [];
+  const seqs = events.map((event) => event.seq);
+  assert.deepEqual(
+    seqs,
+    [...seqs].sort((a, b) => a - b),
+    'the feed lists events in the order they were recorded',
+  );
+  return events.map(({ seq: _seq, position: _position, at: _at, ...change }) => change);
 }
 
 eachBackend((backend) => {
@@ -98,6 +114,15 @@ eachBackend((backend) => {
       });
       assert.deepEqual(await store.orders.get(order?.id ?? 0), order);
       assert.equal((await store.orders.list({ limit: 10 })).length, 1);
+      assert.deepEqual(
+        await changes(store),
+        [
+          { type: 'pet.created', pet },
+          { type: 'order.placed', order },
+          { type: 'pet.status_changed', pet: { ...pet, status: 'pending' }, previousStatus: 'available' },
+        ],
+        'the order, then its pet, in the transaction that placed it; the refusals recorded nothing',
+      );
     });
 
     test('orders: status changes follow the state machine and move the pet with them', async (t) => {
@@ -121,6 +146,16 @@ eachBackend((backend) => {
       );
       assert.deepEqual(await store.orders.list({ limit: 10, status: 'placed' }), []);
       assert.deepEqual(await store.orders.list({ limit: 10, afterId: id }), []);
+      const order = { id, petId: pet.id, quantity: 1, createdAt };
+      assert.deepEqual(
+        (await changes(store)).slice(3),
+        [
+          { type: 'order.status_changed', order: { ...order, status: 'approved' }, previousStatus: 'placed' },
+          { type: 'order.status_changed', order: { ...order, status: 'delivered' }, previousStatus: 'approved' },
+          { type: 'pet.status_changed', pet: { ...pet, status: 'sold' }, previousStatus: 'pending' },
+        ],
+        'approving leaves the pet pending (no pet event); each change records the order, then its pet',
+      );
     });
 
     test('api keys: create, find by hash, list without hashes, duplicate active names refused', async (t) => {

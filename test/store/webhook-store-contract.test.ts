@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
-import type { DueDelivery } from '../../src/store/delivery-store.js';
-import type { NewWebhookEndpointRecord } from '../../src/store/webhook-store.js';
+import type { DueDelivery, NewWebhookEndpointRecord } from '../../src/store/records.js';
 import { claimEverything, claimQuery } from '../helpers/claims.js';
 import { eachBackend } from '../helpers/harness.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SharedTokenRead } from '../../src/store/shared-token-read.js';
+import { SharedTokenRead } from '../../src/store/shared/shared-token-read.js';
 
 test('one read answers the callers of one turn; a caller that asks during a read gets the next one', async () => {
   let reads = 0;

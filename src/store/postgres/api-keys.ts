@@ -1,6 +1,7 @@
-import { revokeTarget } from '../revoke-target.js';
-import { type ApiKeyRow, asDate, KEY_COLUMNS, keyFromRow, withoutHash } from '../rows.js';
-import type { ApiKeyRecord, ApiKeyStore, ApiKeyWithHash, NewApiKeyRecord } from '../store.js';
+import type { ApiKeyRecord, ApiKeyWithHash, NewApiKeyRecord } from '../records.js';
+import { revokeTarget } from '../shared/revoke-target.js';
+import { type ApiKeyRow, asDate, KEY_COLUMNS, keyFromRow, withoutHash } from '../shared/rows.js';
+import type { ApiKeyStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
 import type { Database } from './postgres-db.js';
 

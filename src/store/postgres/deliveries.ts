@@ -1,6 +1,13 @@
-import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint, inFlightJson } from '../delivery-rows.js';
-import type { AttemptOutcome, ClaimQuery, DeliveryStats, DeliveryStore, DueDelivery } from '../delivery-store.js';
-import { asDate } from '../rows.js';
+import type { AttemptOutcome, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
+import {
+  type DueDeliveryRow,
+  deliveryStatsQuery,
+  dueFromRow,
+  dueOfEndpoint,
+  inFlightJson,
+} from '../shared/delivery-rows.js';
+import { asDate } from '../shared/rows.js';
+import type { DeliveryStore } from '../store.js';
 import { deliveryFinishBatch } from './delivery-finish-batch.js';
 import { type PostgresFanOut, UNQUEUED } from './fan-out.js';
 import type { Database } from './postgres-db.js';

@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from '../delivery-store.js';
+import type { AttemptOutcome } from '../records.js';
 import type { Database } from './postgres-db.js';
 import { StatementBatch } from './statement-batch.js';
 

@@ -1,9 +1,10 @@
 import type { PostgresDatabaseConfig } from '../../config/database-url.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
-import { type EventRow, eventFromRow } from '../event-rows.js';
-import type { EventPage, EventQuery, EventStore } from '../event-store.js';
-import { pollHead } from '../head-poll.js';
-import { asDate } from '../rows.js';
+import type { EventPage, EventQuery } from '../records.js';
+import { type EventRow, eventFromRow } from '../shared/event-rows.js';
+import { pollHead } from '../shared/head-poll.js';
+import { asDate } from '../shared/rows.js';
+import type { EventStore } from '../store.js';
 import { listenForEvents } from './event-notices.js';
 import type { Database } from './postgres-db.js';
 

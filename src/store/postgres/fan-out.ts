@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import type { UnqueuedSql } from '../delivery-rows.js';
-import { READ_PER_QUEUED } from '../fan-out-reach.js';
+import type { UnqueuedSql } from '../shared/delivery-rows.js';
+import { READ_PER_QUEUED } from '../shared/fan-out-reach.js';
 import { ENDED } from './events.js';
 import type { Database } from './postgres-db.js';
 

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { decideOnce, keptRow, type OnceDecision, type OnceRow, onceQueries } from '../idempotency-records.js';
-import { asDate } from '../rows.js';
-import { postgresParam } from '../sql-params.js';
-import type { Once, OnceResult } from '../store.js';
+import type { Once, OnceResult } from '../records.js';
+import { decideOnce, keptRow, type OnceDecision, type OnceRow, onceQueries } from '../shared/idempotency-records.js';
+import { asDate } from '../shared/rows.js';
+import { postgresParam } from '../shared/sql-params.js';
 import type { Database } from './postgres-db.js';
 
 const QUERIES = onceQueries(postgresParam);

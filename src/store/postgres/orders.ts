@@ -1,18 +1,11 @@
 import type pg from 'pg';
 import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
 import type { PetStatus } from '../../domain/pet-status.js';
-import { readQueries } from '../keyset-page.js';
-import { asDate, ORDER_COLUMNS, type OrderRow, orderFromRow, PET_COLUMNS, type PetRow } from '../rows.js';
-import { postgresParam } from '../sql-params.js';
-import type {
-  ChangeOrderResult,
-  NewOrderRecord,
-  Once,
-  OnceResult,
-  OrderRecord,
-  OrderStore,
-  PlaceOrderResult,
-} from '../store.js';
+import type { ChangeOrderResult, NewOrderRecord, Once, OnceResult, OrderRecord, PlaceOrderResult } from '../records.js';
+import { readQueries } from '../shared/keyset-page.js';
+import { asDate, ORDER_COLUMNS, type OrderRow, orderFromRow, PET_COLUMNS, type PetRow } from '../shared/rows.js';
+import { postgresParam } from '../shared/sql-params.js';
+import type { OrderStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
 import { pgOnce } from './idempotency.js';
 import { type NewEvent, recordEvents } from './outbox.js';
@@ -28,6 +21,10 @@ const fromRow = (row: OrderRow<Date>) => orderFromRow(row, asDate);
  * id order, as pet ids do (see PET_QUERIES.insert): the order-ids lock is taken after the pet and before
  * the id is drawn. Alone, the statement commits itself, so the fleet-wide lock is never held while
  * waiting on this process. The same statement records `order.placed`, then the pet's `pet.status_changed`.
+ * SQLite places step by step (sqlite/orders.ts), where each step is a call within the process; here the
+ * same steps as statements of a transaction would hold that lock and the pet's row over several round
+ * trips, so one statement is the reason for the other shape. Both record the same events in the same
+ * order, which test/store/store-contract.test.ts holds for both backends.
  */
 const PLACE = `WITH taken AS (UPDATE pets SET status = $1 WHERE id = $2 AND status = $3 RETURNING ${PET_COLUMNS}),
   in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('order-ids')}) FROM taken),

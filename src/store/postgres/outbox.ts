@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { EventType } from '../../domain/event-types.js';
-import type { OrderRow, PetRow } from '../rows.js';
+import type { OrderRow, PetRow } from '../shared/rows.js';
 
 /**
  * The outbox's write side on PostgreSQL. A statement that inserts pets records their events in the same

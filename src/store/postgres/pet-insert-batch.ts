@@ -1,5 +1,5 @@
-import { PET_COLUMNS, type PetRow, petFromRow } from '../rows.js';
-import type { NewPetRecord, PetRecord } from '../store.js';
+import type { NewPetRecord, PetRecord } from '../records.js';
+import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
 import { lockKey } from './advisory-locks.js';
 import { PET_CREATED_EVENTS } from './outbox.js';
 import type { Database } from './postgres-db.js';

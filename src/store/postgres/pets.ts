@@ -1,7 +1,8 @@
-import { readQueries } from '../keyset-page.js';
-import { PET_COLUMNS, type PetRow, petFromRow } from '../rows.js';
-import { postgresParam } from '../sql-params.js';
-import type { NewPetRecord, Once, OnceResult, PetRecord, PetStore } from '../store.js';
+import type { NewPetRecord, Once, OnceResult, PetRecord } from '../records.js';
+import { readQueries } from '../shared/keyset-page.js';
+import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
+import { postgresParam } from '../shared/sql-params.js';
+import type { PetStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
 import { pgOnce } from './idempotency.js';
 import { PET_CREATED_EVENTS } from './outbox.js';

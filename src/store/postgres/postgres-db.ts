@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../store-errors.js';
 import { translatePgError } from './postgres-errors.js';
 
 /** The pool, with every failure translated: database outages become StoreUnavailableError. */

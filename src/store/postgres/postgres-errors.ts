@@ -1,4 +1,4 @@
-import { DuplicateNameError, StoreUnavailableError } from '../store.js';
+import { DuplicateNameError, StoreUnavailableError } from '../store-errors.js';
 
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',

@@ -1,11 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { PostgresDatabaseConfig } from '../../config/database-url.js';
-import type { DeliveryStore } from '../delivery-store.js';
-import type { EventStore } from '../event-store.js';
-import { SharedTokenRead } from '../shared-token-read.js';
-import type { ApiKeyStore, OrderStore, PetStore, PoolStats, Store } from '../store.js';
-import type { WebhookStore } from '../webhook-store.js';
+import { SharedTokenRead } from '../shared/shared-token-read.js';
+import type {
+  ApiKeyStore,
+  DeliveryStore,
+  EventStore,
+  OrderStore,
+  PetStore,
+  PoolStats,
+  Store,
+  WebhookStore,
+} from '../store.js';
 import { PostgresApiKeyStore } from './api-keys.js';
 import { createPool, migrateOnce } from './connections.js';
 import { PostgresDeliveryStore } from './deliveries.js';

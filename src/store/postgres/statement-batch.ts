@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../store-errors.js';
 
 /** Inputs in one statement at most: the arrays stay small, and one slow batch holds few callers. */
 const MAX_BATCH = 256;

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { pageStatement, type ReadQueries } from '../keyset-page.js';
-import type { PageQuery } from '../store.js';
+import type { PageQuery } from '../records.js';
+import { pageStatement, type ReadQueries } from '../shared/keyset-page.js';
 import type { Database } from './postgres-db.js';
 
 /**

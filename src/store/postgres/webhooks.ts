@@ -1,6 +1,13 @@
-import { asDate } from '../rows.js';
-import { postgresParam } from '../sql-params.js';
-import type { PageQuery } from '../store.js';
+import type {
+  AttemptQuery,
+  DeliveryAttemptRecord,
+  NewWebhookEndpointRecord,
+  PageQuery,
+  WebhookEndpointChange,
+  WebhookEndpointRecord,
+} from '../records.js';
+import { asDate } from '../shared/rows.js';
+import { postgresParam } from '../shared/sql-params.js';
 import {
   attemptFromRow,
   changeValues,
@@ -10,15 +17,8 @@ import {
   eventsColumn,
   type WebhookEndpointRow,
   webhookQueries,
-} from '../webhook-rows.js';
-import type {
-  AttemptQuery,
-  DeliveryAttemptRecord,
-  NewWebhookEndpointRecord,
-  WebhookEndpointChange,
-  WebhookEndpointRecord,
-  WebhookStore,
-} from '../webhook-store.js';
+} from '../shared/webhook-rows.js';
+import type { WebhookStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
 import type { PostgresFanOut } from './fan-out.js';
 import type { Database } from './postgres-db.js';

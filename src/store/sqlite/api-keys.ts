@@ -1,13 +1,9 @@
 import type Database from 'better-sqlite3';
-import { revokeTarget } from '../revoke-target.js';
-import { type ApiKeyRow, fromMilliseconds, KEY_COLUMNS, keyFromRow, withoutHash } from '../rows.js';
-import {
-  type ApiKeyRecord,
-  type ApiKeyStore,
-  type ApiKeyWithHash,
-  DuplicateNameError,
-  type NewApiKeyRecord,
-} from '../store.js';
+import type { ApiKeyRecord, ApiKeyWithHash, NewApiKeyRecord } from '../records.js';
+import { revokeTarget } from '../shared/revoke-target.js';
+import { type ApiKeyRow, fromMilliseconds, KEY_COLUMNS, keyFromRow, withoutHash } from '../shared/rows.js';
+import type { ApiKeyStore } from '../store.js';
+import { DuplicateNameError } from '../store-errors.js';
 import type { GroupCommit } from './group-commit.js';
 
 type Row = ApiKeyRow<number>;

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../store-errors.js';
 
 /**
  * Reads a value that changes with every commit to the database, by any connection (see Store.changeToken).

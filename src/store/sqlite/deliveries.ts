@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
-import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint } from '../delivery-rows.js';
-import type { AttemptOutcome, ClaimQuery, DeliveryStats, DeliveryStore, DueDelivery } from '../delivery-store.js';
-import { fromMilliseconds } from '../rows.js';
+import type { AttemptOutcome, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
+import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint } from '../shared/delivery-rows.js';
+import { fromMilliseconds } from '../shared/rows.js';
+import type { DeliveryStore } from '../store.js';
 import { type SqliteFanOut, UNQUEUED } from './fan-out.js';
 import type { GroupCommit } from './group-commit.js';
 

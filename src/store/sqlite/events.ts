@@ -1,9 +1,10 @@
 import type Database from 'better-sqlite3';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
-import { type EventRow, eventFromRow } from '../event-rows.js';
-import type { EventPage, EventQuery, EventStore } from '../event-store.js';
-import { pollHead } from '../head-poll.js';
-import { fromMilliseconds } from '../rows.js';
+import type { EventPage, EventQuery } from '../records.js';
+import { type EventRow, eventFromRow } from '../shared/event-rows.js';
+import { pollHead } from '../shared/head-poll.js';
+import { fromMilliseconds } from '../shared/rows.js';
+import type { EventStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
 
 const COLUMNS = 'seq, 0 AS tx, type, at, data, previous_status';

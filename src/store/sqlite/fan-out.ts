@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { UnqueuedSql } from '../delivery-rows.js';
-import { READ_PER_QUEUED } from '../fan-out-reach.js';
+import type { UnqueuedSql } from '../shared/delivery-rows.js';
+import { READ_PER_QUEUED } from '../shared/fan-out-reach.js';
 
 /** The newest event's seq: what an endpoint fanned out this far has been given everything of. */
 export const EVENTS_HEAD = '(SELECT coalesce(max(seq), 0) FROM events)';

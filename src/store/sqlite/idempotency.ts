@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
-import { decideOnce, keptRow, type OnceRow, onceQueries } from '../idempotency-records.js';
-import { fromMilliseconds } from '../rows.js';
-import { sqliteParam } from '../sql-params.js';
-import type { Once, OnceResult } from '../store.js';
+import type { Once, OnceResult } from '../records.js';
+import { decideOnce, keptRow, type OnceRow, onceQueries } from '../shared/idempotency-records.js';
+import { fromMilliseconds } from '../shared/rows.js';
+import { sqliteParam } from '../shared/sql-params.js';
 
 /** Runs `effect` once per idempotency key, inside the caller's transaction (see idempotency-records.ts). */
 export type OnceRunner = <T, R>(once: Once<T>, effect: () => R, kept: (result: R) => T | undefined) => OnceResult<R>;

@@ -1,18 +1,18 @@
 import type Database from 'better-sqlite3';
 import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
 import type { PetStatus } from '../../domain/pet-status.js';
-import { readQueries } from '../keyset-page.js';
-import { fromMilliseconds, ORDER_COLUMNS, type OrderRow, orderFromRow, PET_COLUMNS, type PetRow } from '../rows.js';
-import { sqliteParam } from '../sql-params.js';
-import type {
-  ChangeOrderResult,
-  NewOrderRecord,
-  Once,
-  OnceResult,
-  OrderRecord,
-  OrderStore,
-  PlaceOrderResult,
-} from '../store.js';
+import type { ChangeOrderResult, NewOrderRecord, Once, OnceResult, OrderRecord, PlaceOrderResult } from '../records.js';
+import { readQueries } from '../shared/keyset-page.js';
+import {
+  fromMilliseconds,
+  ORDER_COLUMNS,
+  type OrderRow,
+  orderFromRow,
+  PET_COLUMNS,
+  type PetRow,
+} from '../shared/rows.js';
+import { sqliteParam } from '../shared/sql-params.js';
+import type { OrderStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
 import type { OnceRunner } from './idempotency.js';
 import type { SqliteOutbox } from './outbox.js';
@@ -28,7 +28,9 @@ const fromRow = (row: OrderRow<number>) => orderFromRow(row, fromMilliseconds);
 /**
  * Each order operation runs in a group-committed IMMEDIATE transaction (GroupCommit): SQLite's write lock
  * is taken before reading, so the check (pet available, move allowed) and the writes it decides cannot
- * interleave with another process's, and no lock upgrade can deadlock.
+ * interleave with another process's, and no lock upgrade can deadlock. Steps cost no round trip here, so
+ * placing is written step by step; PostgreSQL places in one statement (postgres/orders.ts says why),
+ * recording the same events in the same order: the order's, then its pet's.
  */
 export class SqliteOrderStore extends SqliteTableReads<OrderRow<number>, OrderRecord> implements OrderStore {
   readonly #place: (order: NewOrderRecord) => PlaceOrderResult;

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { EventType } from '../../domain/event-types.js';
-import type { OrderRow, PetRow } from '../rows.js';
+import type { OrderRow, PetRow } from '../shared/rows.js';
 
 /**
  * The outbox's write side on SQLite: a write records its events with this, inside its own transaction, so

@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
-import { readQueries } from '../keyset-page.js';
-import { PET_COLUMNS, type PetRow, petFromRow } from '../rows.js';
-import { sqliteParam } from '../sql-params.js';
-import type { NewPetRecord, Once, OnceResult, PetRecord, PetStore } from '../store.js';
+import type { NewPetRecord, Once, OnceResult, PetRecord } from '../records.js';
+import { readQueries } from '../shared/keyset-page.js';
+import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
+import { sqliteParam } from '../shared/sql-params.js';
+import type { PetStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
 import type { OnceRunner } from './idempotency.js';
 import type { SqliteOutbox } from './outbox.js';

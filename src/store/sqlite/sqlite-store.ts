@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { DeliveryStore } from '../delivery-store.js';
-import type { EventStore } from '../event-store.js';
-import { SharedTokenRead } from '../shared-token-read.js';
-import type { ApiKeyStore, OrderStore, PetStore, Store } from '../store.js';
-import type { WebhookStore } from '../webhook-store.js';
+import { SharedTokenRead } from '../shared/shared-token-read.js';
+import type { ApiKeyStore, DeliveryStore, EventStore, OrderStore, PetStore, Store, WebhookStore } from '../store.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { changeTokenReader } from './change-token.js';
 import { SqliteDeliveryStore } from './deliveries.js';

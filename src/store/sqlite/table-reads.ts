@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { pageStatement, type ReadQueries } from '../keyset-page.js';
-import type { PageQuery } from '../store.js';
+import type { PageQuery } from '../records.js';
+import { pageStatement, type ReadQueries } from '../shared/keyset-page.js';
 
 /**
  * An entity store's hot reads, prepared once: one record by id, and keyset pages (see keyset-page.ts).

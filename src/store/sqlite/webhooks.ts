@@ -1,7 +1,14 @@
 import type Database from 'better-sqlite3';
-import { fromMilliseconds } from '../rows.js';
-import { sqliteParam } from '../sql-params.js';
-import type { PageQuery } from '../store.js';
+import type {
+  AttemptQuery,
+  DeliveryAttemptRecord,
+  NewWebhookEndpointRecord,
+  PageQuery,
+  WebhookEndpointChange,
+  WebhookEndpointRecord,
+} from '../records.js';
+import { fromMilliseconds } from '../shared/rows.js';
+import { sqliteParam } from '../shared/sql-params.js';
 import {
   attemptFromRow,
   changeValues,
@@ -11,15 +18,8 @@ import {
   eventsColumn,
   type WebhookEndpointRow,
   webhookQueries,
-} from '../webhook-rows.js';
-import type {
-  AttemptQuery,
-  DeliveryAttemptRecord,
-  NewWebhookEndpointRecord,
-  WebhookEndpointChange,
-  WebhookEndpointRecord,
-  WebhookStore,
-} from '../webhook-store.js';
+} from '../shared/webhook-rows.js';
+import type { WebhookStore } from '../store.js';
 import { EVENTS_HEAD, type SqliteFanOut } from './fan-out.js';
 import type { GroupCommit } from './group-commit.js';
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { StoreFullError, StoreUnavailableError } from '../store.js';
+import { StoreFullError, StoreUnavailableError } from '../store-errors.js';
 
 type Kind = 'full' | 'busy' | 'closed';
 

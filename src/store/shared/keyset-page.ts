@@ -1,5 +1,5 @@
+import type { PageQuery } from '../records.js';
 import type { Param } from './sql-params.js';
-import type { PageQuery } from './store.js';
 
 /** A table's read statements: one row by id, a page, and a page of one status. */
 export interface ReadQueries {

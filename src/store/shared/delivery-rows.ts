@@ -1,4 +1,4 @@
-import type { DueDelivery } from './delivery-store.js';
+import type { DueDelivery } from '../records.js';
 import { type EventRow, eventFromRow } from './event-rows.js';
 import type { ToDate } from './rows.js';
 

@@ -1,4 +1,4 @@
-import type { EventPosition } from '../domain/event-position.js';
+import type { EventPosition } from '../../domain/event-position.js';
 
 /**
  * Looks at the feed's head every `intervalMs` and calls `onChange` when it moved; also after the first

@@ -1,7 +1,7 @@
-import type { Scope } from '../domain/api-key.js';
-import type { OrderStatus } from '../domain/order-status.js';
-import type { PetStatus } from '../domain/pet-status.js';
-import type { ApiKeyRecord, ApiKeyWithHash, OrderRecord, PetRecord } from './store.js';
+import type { Scope } from '../../domain/api-key.js';
+import type { OrderStatus } from '../../domain/order-status.js';
+import type { PetStatus } from '../../domain/pet-status.js';
+import type { ApiKeyRecord, ApiKeyWithHash, OrderRecord, PetRecord } from '../records.js';
 
 /**
  * The one boundary between table rows and the store's records, for both backends: their tables have the

@@ -1,9 +1,9 @@
-import type { DeliveryStatus } from '../domain/delivery-status.js';
-import type { EventType } from '../domain/event-types.js';
+import type { DeliveryStatus } from '../../domain/delivery-status.js';
+import type { EventType } from '../../domain/event-types.js';
+import type { DeliveryAttemptRecord, WebhookEndpointChange, WebhookEndpointRecord } from '../records.js';
 import { readQueries } from './keyset-page.js';
 import type { ToDate } from './rows.js';
 import type { Param } from './sql-params.js';
-import type { DeliveryAttemptRecord, WebhookEndpointChange, WebhookEndpointRecord } from './webhook-store.js';
 
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
 export const ENDPOINT_COLUMNS = 'id, url, events, description, enabled, secret, created_at';

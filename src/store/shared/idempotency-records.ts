@@ -1,6 +1,6 @@
+import type { Once, OnceResult } from '../records.js';
 import type { ToDate } from './rows.js';
 import type { Param } from './sql-params.js';
-import type { Once, OnceResult } from './store.js';
 
 /**
  * Idempotency records, the same on both backends: an effect runs at most once per (API key, idempotency

@@ -1,7 +1,7 @@
-import type { EventType } from '../domain/event-types.js';
-import type { OrderStatus } from '../domain/order-status.js';
-import type { PetStatus } from '../domain/pet-status.js';
-import type { EventRecord } from './event-store.js';
+import type { EventType } from '../../domain/event-types.js';
+import type { OrderStatus } from '../../domain/order-status.js';
+import type { PetStatus } from '../../domain/pet-status.js';
+import type { EventRecord } from '../records.js';
 import { type OrderRow, orderFromRow, type PetRow, petFromRow, type ToDate } from './rows.js';
 
 /** The events table's columns, as both backends select them (tx as a number: 0 on SQLite). */

@@ -1,0 +1,225 @@
+import type { Scope } from '../domain/api-key.js';
+import type { DeliveryStatus } from '../domain/delivery-status.js';
+import type { EventPosition } from '../domain/event-position.js';
+import type { EventType } from '../domain/event-types.js';
+import type { OrderStatus } from '../domain/order-status.js';
+import type { PetStatus } from '../domain/pet-status.js';
+
+// The records, queries and answers of the Store interface (store.ts): a leaf, so the store's interface,
+// both backends and everything above can name them without importing one another.
+
+export interface NewPetRecord {
+  readonly name: string;
+  readonly categoryId: number;
+  readonly status: PetStatus;
+}
+
+/** A pet as the store keeps it (the API's Pet is rendered from it). */
+export interface PetRecord extends NewPetRecord {
+  readonly id: number;
+}
+
+/** A keyset page: rows in ascending id order, optionally only those with one status. */
+export interface PageQuery<S extends string> {
+  /** Rows to return at most. */
+  readonly limit: number;
+  readonly status?: S | undefined;
+  /** Only rows with an id greater than this one (keyset pagination). */
+  readonly afterId?: number | undefined;
+}
+
+export type PetPageQuery = PageQuery<PetStatus>;
+
+export interface OrderRecord {
+  readonly id: number;
+  readonly petId: number;
+  readonly quantity: number;
+  readonly status: OrderStatus;
+  readonly createdAt: Date;
+}
+
+export interface NewOrderRecord {
+  readonly petId: number;
+  readonly quantity: number;
+  readonly createdAt: Date;
+}
+
+export type OrderPageQuery = PageQuery<OrderStatus>;
+
+export type PlaceOrderResult =
+  | { readonly outcome: 'placed'; readonly order: OrderRecord }
+  | { readonly outcome: 'pet_not_found' }
+  | { readonly outcome: 'pet_not_available'; readonly petStatus: PetStatus };
+
+export type ChangeOrderResult =
+  | { readonly outcome: 'changed'; readonly order: OrderRecord }
+  | { readonly outcome: 'order_not_found' }
+  | { readonly outcome: 'refused'; readonly from: OrderStatus };
+
+/** The response a first request got, kept to answer its retries. */
+export interface StoredResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** An idempotency key as the store sees it: who sent it, for which request, and how to answer. */
+export interface Once<T> {
+  /** The API key (id) that sent it: keys are scoped per API key. */
+  readonly owner: number;
+  readonly key: string;
+  /** A digest of the request (method, route, canonical body): the same key with another request is a mismatch. */
+  readonly fingerprint: string;
+  readonly now: Date;
+  readonly expiresAt: Date;
+  /** The response to keep, rendered from the effect inside its transaction. */
+  render(result: T): StoredResponse;
+}
+
+export type OnceResult<T> =
+  | { readonly outcome: 'done'; readonly result: T }
+  | { readonly outcome: 'replay'; readonly response: StoredResponse }
+  | { readonly outcome: 'mismatch' };
+
+export interface ApiKeyRecord {
+  readonly id: number;
+  readonly name: string;
+  /** The first characters of the key, safe to show. */
+  readonly prefix: string;
+  readonly scopes: readonly Scope[];
+  readonly createdAt: Date;
+  readonly expiresAt: Date | null;
+  readonly lastUsedAt: Date | null;
+  readonly revokedAt: Date | null;
+}
+
+export interface ApiKeyWithHash extends ApiKeyRecord {
+  readonly hash: string;
+}
+
+export interface NewApiKeyRecord {
+  readonly name: string;
+  readonly prefix: string;
+  readonly hash: string;
+  readonly scopes: readonly Scope[];
+  readonly expiresAt: Date | null;
+  readonly createdAt: Date;
+}
+
+/** One change, as the write that made it records it (the records are the state after the change). */
+export type Change =
+  | { readonly type: 'pet.created'; readonly pet: PetRecord }
+  | { readonly type: 'pet.status_changed'; readonly pet: PetRecord; readonly previousStatus: PetStatus }
+  | { readonly type: 'order.placed'; readonly order: OrderRecord }
+  | { readonly type: 'order.status_changed'; readonly order: OrderRecord; readonly previousStatus: OrderStatus };
+
+/** A recorded change: its feed position, its sequence number (the event id's) and when it was recorded. */
+export type EventRecord = Change & {
+  readonly seq: number;
+  readonly position: EventPosition;
+  readonly at: Date;
+};
+
+export interface EventQuery {
+  /** Events after this position; from the oldest kept when undefined. */
+  readonly after: EventPosition | undefined;
+  readonly limit: number;
+  readonly type?: EventType | undefined;
+}
+
+export type EventPage =
+  | { readonly outcome: 'page'; readonly events: EventRecord[] }
+  /** Events after the position were removed by retention: reading on would skip them. */
+  | { readonly outcome: 'gone' };
+
+/** What the dispatcher asks for: due deliveries, within its concurrency limits. */
+export interface ClaimQuery {
+  readonly now: Date;
+  /** How long the claim holds: no instance claims the delivery again before now + leaseMs. */
+  readonly leaseMs: number;
+  /** Deliveries to claim at most. */
+  readonly limit: number;
+  /** Deliveries in flight per endpoint at most, counting those in `inFlight`. */
+  readonly perEndpoint: number;
+  /** Deliveries the caller has in flight, by endpoint id. */
+  readonly inFlight: ReadonlyMap<number, number>;
+}
+
+/** A claimed delivery, with everything its attempt needs. */
+export interface DueDelivery {
+  readonly id: number;
+  /** The number of this attempt: 1 for the first. */
+  readonly attempt: number;
+  /** The claim: the delivery is ours until then, and finish() records only while it still is. */
+  readonly claimedUntil: Date;
+  readonly endpoint: { readonly id: number; readonly url: string; readonly secret: string };
+  readonly event: EventRecord;
+}
+
+/** How one attempt ended, and where the delivery stands after it. */
+export interface AttemptOutcome {
+  readonly delivery: DueDelivery;
+  readonly status: DeliveryStatus;
+  readonly responseStatus: number | undefined;
+  readonly error: string | undefined;
+  /** When the attempt started (its webhook-timestamp). */
+  readonly attemptedAt: Date;
+  /** When the next attempt is due, for `pending`. */
+  readonly nextAttemptAt: Date | undefined;
+}
+
+export interface DeliveryStats {
+  /** Deliveries waiting for an attempt to an enabled endpoint. */
+  readonly pending: number;
+  /** How long the oldest of them has waited since its event, in seconds; 0 when none waits. */
+  readonly oldestPendingSeconds: number;
+}
+
+export interface NewWebhookEndpointRecord {
+  readonly url: string;
+  /** The event types sent to it; at least one, no repeats. */
+  readonly events: readonly EventType[];
+  readonly description: string | null;
+  /** Standard Webhooks' `whsec_…`: kept as it is, since the service signs with it. */
+  readonly secret: string;
+  readonly createdAt: Date;
+}
+
+/** An endpoint as the store keeps it; the API shows it without its secret (but in the 201 of its creation). */
+export interface WebhookEndpointRecord extends NewWebhookEndpointRecord {
+  readonly id: number;
+  /** Only enabled endpoints get deliveries, and only of events recorded while they are. */
+  readonly enabled: boolean;
+}
+
+/** A partial update: what is absent is kept; `description: null` clears it. */
+export interface WebhookEndpointChange {
+  readonly url?: string | undefined;
+  readonly events?: readonly EventType[] | undefined;
+  readonly enabled?: boolean | undefined;
+  readonly description?: string | null | undefined;
+}
+
+/** One attempt to deliver one event to one endpoint: a row of the deliveries log. */
+export interface DeliveryAttemptRecord {
+  readonly id: number;
+  readonly eventSeq: number;
+  readonly type: EventType;
+  /** 1 for the first try. */
+  readonly attempt: number;
+  readonly status: DeliveryStatus;
+  /** The endpoint's HTTP status, when it answered. */
+  readonly responseStatus: number | null;
+  /** Why the attempt failed, when it did. */
+  readonly error: string | null;
+  readonly attemptedAt: Date;
+  /** When the next try is due, for a `pending` attempt. */
+  readonly nextAttemptAt: Date | null;
+}
+
+/** A page of the deliveries log, newest first. */
+export interface AttemptQuery {
+  readonly limit: number;
+  /** Only attempts with an id below this one (keyset pagination, descending). */
+  readonly beforeId?: number | undefined;
+}
