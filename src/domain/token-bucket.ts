@@ -1,4 +1,8 @@
-/** A token bucket: `burst` tokens at most, refilled at `perSecond`; one token per request. */
+/**
+ * A token bucket: `burst` tokens at most, refilled at `perSecond`; one token per request. This is the one
+ * formula of the rate limits: the memory limiter runs it, the Redis script (rate-limit/redis-buckets.ts)
+ * mirrors it in Lua, and a Redis lease (rate-limit/token-lease.ts) estimates the shared bucket with it.
+ */
 export interface Rate {
   readonly perSecond: number;
   readonly burst: number;
@@ -10,6 +14,11 @@ export interface BucketState {
   readonly at: number;
 }
 
+/** The tokens in the bucket at `now`: refilled since its last update, at most the burst; a new one is full. */
+export function refill(state: BucketState | undefined, now: number, rate: Rate): number {
+  return state === undefined ? rate.burst : Math.min(rate.burst, state.tokens + (now - state.at) * rate.perSecond);
+}
+
 /** Refills the bucket up to `now` and, if `cost` tokens are there, takes them. */
 export function takeTokens(
   state: BucketState | undefined,
@@ -17,8 +26,7 @@ export function takeTokens(
   rate: Rate,
   cost: number,
 ): { allowed: boolean; state: BucketState } {
-  const refilled =
-    state === undefined ? rate.burst : Math.min(rate.burst, state.tokens + (now - state.at) * rate.perSecond);
+  const refilled = refill(state, now, rate);
   const allowed = refilled >= cost;
   return { allowed, state: { tokens: allowed ? refilled - cost : refilled, at: now } };
 }

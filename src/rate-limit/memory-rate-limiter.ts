@@ -1,4 +1,4 @@
-import { type BucketState, type Rate, takeTokens } from '../domain/token-bucket.js';
+import { type BucketState, type Rate, refill, takeTokens } from '../domain/token-bucket.js';
 import type { Decision, RateLimiter } from './rate-limiter.js';
 
 /** Buckets beyond this many are swept of the full ones, so idle keys and addresses cost no memory. */
@@ -6,7 +6,6 @@ const SWEEP_AT = 10_000;
 
 /** Per-process buckets: with several instances each one limits on its own (use REDIS_URL to share). */
 export class MemoryRateLimiter implements RateLimiter {
-  readonly shared = false;
   /** Each bucket keeps its own rate: the sweep must judge it by that, not by the caller's. */
   readonly #buckets = new Map<string, { state: BucketState; rate: Rate }>();
   readonly #now: () => number;
@@ -25,7 +24,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   #sweep(now: number): void {
     for (const [name, { state, rate }] of this.#buckets) {
-      if (takeTokens(state, now, rate, 0).state.tokens >= rate.burst) this.#buckets.delete(name);
+      if (refill(state, now, rate) >= rate.burst) this.#buckets.delete(name);
     }
   }
 

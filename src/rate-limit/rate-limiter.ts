@@ -10,7 +10,6 @@ export type Decision =
 
 /** Token buckets by name: per process in memory, or shared by every instance through Redis. */
 export interface RateLimiter {
-  readonly shared: boolean;
   /** Takes `cost` tokens if they are there (cost 0 only reads the bucket). */
   take(bucket: string, rate: Rate, cost: number): Promise<Decision>;
   /** Resolves when the limiter can answer, or when waiting longer would only delay the start. */

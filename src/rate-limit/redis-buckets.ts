@@ -5,17 +5,20 @@ import { CircuitBreaker } from './circuit-breaker.js';
 import type { LeaseRequest } from './token-lease.js';
 
 /**
- * The token bucket of src/domain/token-bucket.ts, run atomically in Redis on Redis's own clock, handing
+ * The token bucket of src/domain/token-bucket.ts, mirrored in Lua and run atomically in Redis on Redis's
+ * own clock: the hash keeps the formula's BucketState (`tokens`, `at` in seconds, written with all 17
+ * digits so it reads back as the same number), and the script refills and takes as takeTokens does
+ * (test/http/rate-limit-formula.test.ts holds the two to the same answers). On top of the formula it hands
  * out leases: up to ARGV[3] whole tokens taken at once (never more than the bucket holds), of which the
  * first ARGV[4] are spent as soon as the answer arrives (the requests waiting for it), and ARGV[5] unspent
  * tokens given back. What the instance keeps for later is recorded in the bucket's hash until it expires
  * (`lease:<instance>` = "tokens:expires ms"), and the bucket refills only up to the burst less the leases
  * held, so the bucket and every lease together never hold more than the burst. Asking again settles the
  * instance's previous lease (spent, apart from what it gives back); a pure read (nothing asked, nothing
- * given back) changes nothing. ARGV[6] is a deadline in Redis's milliseconds (0:
- * none): a command Redis runs after its sender gave it up (Redis paused, then running its backlog)
- * changes nothing. Every answer carries Redis's time, which is how the sender learns the deadline to send.
- * The hash keeps the `tokens` and `at` fields of the script before leases, so both can share a bucket.
+ * given back) changes nothing. ARGV[6] is a deadline in Redis's milliseconds (0: none): a command Redis
+ * runs after its sender gave it up (Redis paused, then running its backlog) changes nothing. Every answer
+ * carries Redis's time, which is how the sender learns the deadline to send. ARGV[9], when given, is the
+ * time in seconds to run on instead of Redis's (RedisBucketsOptions.clock).
  */
 const LEASE = `
 local rate = tonumber(ARGV[1])
@@ -26,12 +29,18 @@ local back = tonumber(ARGV[5])
 local deadline = tonumber(ARGV[6])
 local mine = 'lease:' .. ARGV[7]
 local ttl = tonumber(ARGV[8])
-local time = redis.call('TIME')
-local ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now, ms
+if ARGV[9] then
+  now = tonumber(ARGV[9])
+  ms = math.floor(now * 1000)
+else
+  local time = redis.call('TIME')
+  ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  now = tonumber(time[1]) + tonumber(time[2]) / 1000000
+end
 if deadline > 0 and ms > deadline then
   return { -1, '0', ms }
 end
-local now = tonumber(time[1]) + tonumber(time[2]) / 1000000
 local settles = want > 0 or back > 0
 local fields = redis.call('HGETALL', KEYS[1])
 local tokens, at, held, expired, hadMine, mineHeld = burst, now, 0, {}, false, 0
@@ -55,11 +64,14 @@ for i = 1, #fields, 2 do
     end
   end
 end
+-- refill: up to now, at most the burst (less the leases held, this instance's included until settled).
 tokens = math.min(burst - held - mineHeld, tokens + (now - at) * rate)
 tokens = math.max(0, math.min(burst - held, tokens + back))
+-- takeTokens: whole tokens, as many as asked for and there.
 local granted = math.max(0, math.min(want, math.floor(tokens)))
 tokens = tokens - granted
 local kept = granted - math.min(granted, need)
+local exact = '%.17g'
 if settles then
   if hadMine and kept == 0 then
     expired[#expired + 1] = mine
@@ -67,7 +79,7 @@ if settles then
   if #expired > 0 then
     redis.call('HDEL', KEYS[1], unpack(expired))
   end
-  local update = { 'tokens', tostring(tokens), 'at', tostring(now) }
+  local update = { 'tokens', string.format(exact, tokens), 'at', string.format(exact, now) }
   if kept > 0 then
     update[5] = mine
     update[6] = kept .. ':' .. (ms + ttl)
@@ -75,7 +87,7 @@ if settles then
   redis.call('HSET', KEYS[1], unpack(update))
   redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + ttl + 1000)
 end
-return { granted, tostring(tokens), ms }
+return { granted, string.format(exact, tokens), ms }
 `;
 
 /** How long a start waits for Redis before serving with limits failing open. */
@@ -101,6 +113,8 @@ export interface RedisBucketsOptions {
   readonly prefix?: string;
   /** How long Redis counts a lease as held by this instance, from when it granted it. */
   readonly leaseTtlMs: number;
+  /** Milliseconds to run the buckets on instead of Redis's clock, with no deadline (for tests). */
+  readonly clock?: (() => number) | undefined;
 }
 
 /**
@@ -111,6 +125,7 @@ export class RedisBuckets {
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #leaseTtlMs: number;
+  readonly #clock: (() => number) | undefined;
   /** Names this instance's leases in the buckets. */
   readonly #instance = randomBytes(6).toString('base64url');
   readonly #breaker: CircuitBreaker;
@@ -121,6 +136,7 @@ export class RedisBuckets {
   constructor(options: RedisBucketsOptions, onDisconnect: () => void) {
     this.#prefix = options.prefix ?? 'petstore:rate:';
     this.#leaseTtlMs = options.leaseTtlMs;
+    this.#clock = options.clock;
     this.#redis = new Redis(options.url, {
       // Fail fast while Redis is away (no queueing, no retries per command); reconnect in the background.
       enableOfflineQueue: false,
@@ -152,19 +168,14 @@ export class RedisBuckets {
     const down = this.unavailable();
     if (down !== undefined) return down;
     const deadline = this.#offsetMs === undefined ? 0 : Date.now() + this.#offsetMs + COMMAND_TIMEOUT_MS;
+    const clock = this.#clock;
+    // On a given clock there is no deadline: the script runs at the time it is sent with, however late.
+    const args: Array<number | string> = [rate.perSecond, rate.burst, want, need, back];
+    args.push(clock === undefined ? Math.ceil(deadline) : 0, this.#instance, this.#leaseTtlMs);
+    if (clock !== undefined) args.push(String(clock() / 1000));
     let answer: [number, string, number];
     try {
-      answer = await (this.#redis as unknown as LeaseCommand).petstoreLease(
-        this.#prefix + bucket,
-        rate.perSecond,
-        rate.burst,
-        want,
-        need,
-        back,
-        Math.ceil(deadline),
-        this.#instance,
-        this.#leaseTtlMs,
-      );
+      answer = await (this.#redis as unknown as LeaseCommand).petstoreLease(this.#prefix + bucket, ...args);
     } catch (error) {
       this.#breaker.failed(error);
       return { error };

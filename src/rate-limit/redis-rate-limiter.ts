@@ -24,6 +24,12 @@ export interface RedisRateLimiterOptions {
   readonly url: string;
   /** Namespace of the keys, so several deployments (or test runs) can share one Redis. */
   readonly prefix?: string;
+  /**
+   * This process's clock in milliseconds (performance.now by default). Given, the shared buckets run on it
+   * too instead of on Redis's clock, so a test can put takes at chosen times
+   * (test/http/rate-limit-formula.test.ts).
+   */
+  readonly clock?: (() => number) | undefined;
 }
 
 /**
@@ -34,12 +40,13 @@ export interface RedisRateLimiterOptions {
  * are dropped with the connection (Redis counts them as held until they expire).
  */
 export class RedisRateLimiter implements RateLimiter {
-  readonly shared = true;
   readonly #buckets: RedisBuckets;
   readonly #entries = new Map<string, Entry>();
   readonly #sweep: NodeJS.Timeout;
+  readonly #now: () => number;
 
   constructor(options: RedisRateLimiterOptions) {
+    this.#now = options.clock ?? (() => performance.now());
     this.#buckets = new RedisBuckets({ ...options, leaseTtlMs: LEASE_TTL_MS }, () => this.#entries.clear());
     this.#sweep = setInterval(() => this.#giveBack(false), SWEEP_EVERY_MS);
     this.#sweep.unref();
@@ -50,12 +57,12 @@ export class RedisRateLimiter implements RateLimiter {
     if (down !== undefined) return { outcome: 'unknown', error: down.error };
     let entry = this.#entries.get(bucket);
     if (entry === undefined) {
-      entry = { lease: new TokenLease(rate, performance.now()), call: undefined };
+      entry = { lease: new TokenLease(rate, this.#now()), call: undefined };
       this.#entries.set(bucket, entry);
     }
-    entry.lease.ask(cost, performance.now());
+    entry.lease.ask(cost, this.#now());
     for (;;) {
-      const decision = entry.lease.decide(cost, performance.now());
+      const decision = entry.lease.decide(cost, this.#now());
       if (decision !== undefined) return decision;
       const failure = await this.#join(bucket, entry, cost);
       if (failure !== undefined) return { outcome: 'unknown', error: failure.error };
@@ -89,18 +96,18 @@ export class RedisRateLimiter implements RateLimiter {
 
   async #send(bucket: string, entry: Entry, call: Call): Promise<{ readonly error: unknown } | undefined> {
     call.sent = true;
-    const sentAt = performance.now();
+    const sentAt = this.#now();
     const asked = entry.lease.request(call.need, sentAt);
     const answer = await this.#buckets.lease(bucket, entry.lease.rate, asked);
     entry.call = undefined;
     if ('error' in answer) return answer;
-    entry.lease.settle(asked, answer.granted, answer.tokens, sentAt, performance.now());
+    entry.lease.settle(asked, answer.granted, answer.tokens, sentAt, this.#now());
     return undefined;
   }
 
   /** Gives back what expired leases (or, on close, all leases) still hold; forgets idle keys. */
   #giveBack(all: boolean): Promise<unknown> {
-    const now = performance.now();
+    const now = this.#now();
     const calls: Array<Call['done']> = [];
     for (const [bucket, entry] of this.#entries) {
       if (entry.call !== undefined) continue;

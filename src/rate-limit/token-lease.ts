@@ -1,4 +1,4 @@
-import type { Rate } from '../domain/token-bucket.js';
+import { type BucketState, type Rate, refill } from '../domain/token-bucket.js';
 import type { Decision } from './rate-limiter.js';
 
 /** A lease holds about this long of the key's recent rate here: Redis calls per request ≈ 1 / (rate × this). */
@@ -19,7 +19,10 @@ export interface LeaseRequest {
 
 /**
  * One key's tokens leased from the shared bucket, spent here without asking Redis. All times are this
- * process's milliseconds; Redis's clock only ever runs the shared bucket.
+ * process's milliseconds; Redis's clock only ever runs the shared bucket. What this instance knows of the
+ * shared bucket is its last answer, as the formula's BucketState on this clock: refilled by the same
+ * formula (domain/token-bucket.ts), it is the estimate a decision reports and what says when a dry bucket
+ * is worth another call.
  */
 export class TokenLease {
   readonly rate: Rate;
@@ -27,11 +30,10 @@ export class TokenLease {
   #held = 0;
   /** The lease may be spent until then (none before the first answer). */
   #expiresAt = 0;
-  /** What the shared bucket held, as its last answer said, and when. */
-  #shared = 0;
-  #sharedAt = 0;
-  /** The shared bucket was dry: until then it cannot have what the next call would want. */
-  #dryUntil = 0;
+  /** The shared bucket as its last answer said (at: seconds on this clock); none before the first. */
+  #shared: BucketState | undefined;
+  /** The shared bucket as the last call that found it dry left it, and the tokens the next call waits for. */
+  #dry: { readonly bucket: BucketState; readonly target: number } | undefined;
   /** Tokens asked for here since the last call was sent (then), which sizes the next lease. */
   #demand = 0;
   #since: number | undefined;
@@ -54,9 +56,12 @@ export class TokenLease {
       this.#held -= cost;
       return { outcome: 'allowed', tokens: this.#estimate(now) };
     }
-    if (now >= this.#dryUntil) return undefined;
-    // Retry-After then says when this instance asks again, never earlier than the bucket could answer.
-    const waitTokens = ((this.#dryUntil - now) / 1000) * this.rate.perSecond;
+    if (this.#dry === undefined) return undefined;
+    const refilled = refill(this.#dry.bucket, now / 1000, this.rate);
+    if (refilled >= this.#dry.target) return undefined;
+    // Retry-After then says when this instance asks again (the tokens it still waits for), never earlier
+    // than the bucket could answer.
+    const waitTokens = this.#dry.target - refilled;
     return { outcome: 'refused', tokens: Math.max(0, Math.min(this.#estimate(now), 1 - waitTokens)) };
   }
 
@@ -80,12 +85,12 @@ export class TokenLease {
   settle(asked: LeaseRequest, granted: number, tokens: number, sentAt: number, now: number): void {
     this.#held += granted;
     this.#expiresAt = sentAt + LEASE_TTL_MS;
-    this.#shared = tokens;
-    this.#sharedAt = now;
+    this.#shared = { tokens, at: now / 1000 };
     if (granted >= asked.want) return;
-    // The bucket held less than one more token: none until it refills to what is worth a call.
+    // The bucket held less than one more token: none until it refills to what is worth a call, which a
+    // full bucket is, whatever the lease wanted.
     const target = Math.max(1, Math.min(asked.want, this.rate.perSecond * DRY_WAIT_SECONDS));
-    this.#dryUntil = now + ((target - tokens) / this.rate.perSecond) * 1000;
+    this.#dry = { bucket: this.#shared, target: Math.min(this.rate.burst, target) };
   }
 
   /** Tokens of an expired lease, to give back to the shared bucket. */
@@ -100,7 +105,6 @@ export class TokenLease {
 
   /** The bucket as this instance sees it: the shared one refilled since it last answered, plus the lease. */
   #estimate(now: number): number {
-    const refill = ((now - this.#sharedAt) / 1000) * this.rate.perSecond;
-    return Math.min(this.rate.burst, this.#shared + refill + this.#held);
+    return Math.min(this.rate.burst, refill(this.#shared, now / 1000, this.rate) + this.#held);
   }
 }

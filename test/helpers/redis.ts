@@ -10,9 +10,9 @@ export { commandsRun } from '../../dev/redis-admin.js';
 /** The Redis the tests share; each test keeps to a key prefix of its own. */
 const REDIS_URL = process.env.PETSTORE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** A Redis limiter in a namespace of its own, closed after the test. */
-export function redisLimiter(t: TestContext, prefix: string, url = REDIS_URL): RateLimiter {
-  const limiter = new RedisRateLimiter({ url, prefix });
+/** A Redis limiter in a namespace of its own, closed after the test; on `clock` (ms) when one is given. */
+export function redisLimiter(t: TestContext, prefix: string, url = REDIS_URL, clock?: () => number): RateLimiter {
+  const limiter = new RedisRateLimiter({ url, prefix, clock });
   t.after(() => limiter.close());
   return limiter;
 }
