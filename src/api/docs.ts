@@ -2,7 +2,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 
-export const DOCS_PATH = '/docs';
+const DOCS_PATH = '/docs';
 
 /** Swagger UI's deep link to an operation: `#/<tag>/<operationId>`. */
 export function docsLink(tag: string, operationId: string): string {

@@ -17,8 +17,8 @@ import { docsLink } from './docs.js';
 import type { RouteOptions } from './route-options.js';
 
 /** The interface removes `GET /pets/{petId}` on 5 December 2030; it was deprecated from this service's first release. */
-export const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z');
-export const GET_PET_SUNSET_AT = new Date('2030-12-05T00:00:00Z');
+const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z');
+const GET_PET_SUNSET_AT = new Date('2030-12-05T00:00:00Z');
 const DEPRECATION_HEADERS = {
   Deprecation: { type: 'string', description: 'RFC 9745: when the operation was deprecated (`@<epoch seconds>`).' },
   Sunset: { type: 'string', description: 'RFC 8594: when it stops working, `Thu, 05 Dec 2030 00:00:00 GMT`.' },

@@ -14,7 +14,7 @@ function ownText(error: unknown): string {
  * loader error says what to do in its last line) and then each `cause`, so nothing that explains the failure
  * is cut off. Capped at MAX_LINES.
  */
-export function failureLines(error: unknown): string[] {
+function failureLines(error: unknown): string[] {
   const lines: string[] = [];
   const seen = new Set<unknown>();
   let current: unknown = error;

@@ -12,7 +12,7 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** `--expires 2027-01-31` (midnight UTC) or an ISO 8601 date-time with its zone; impossible dates are refused. */
-export function parseExpiry(text: string): Date {
+function parseExpiry(text: string): Date {
   const day = DATE_ONLY.test(text) ? text : DATE_TIME.exec(text)?.[1];
   const date = new Date(DATE_ONLY.test(text) ? `${text}T00:00:00Z` : text);
   const realDay =
@@ -33,7 +33,7 @@ function usage<T>(parse: () => T): T {
   }
 }
 
-export const KEYS_USAGE = `Usage:
+const KEYS_USAGE = `Usage:
   petstore keys create --name NAME [--scopes read,write] [--expires DATE]
   petstore keys list [--json]
   petstore keys revoke ID|NAME`;

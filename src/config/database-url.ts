@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from './config-error.js';
 import { nonEmpty, parseInteger } from './values.js';
 
-export interface SqliteDatabaseConfig {
+interface SqliteDatabaseConfig {
   readonly kind: 'sqlite';
   readonly path: string;
 }
@@ -21,7 +21,7 @@ export interface PostgresDatabaseConfig {
 
 export type DatabaseConfig = SqliteDatabaseConfig | PostgresDatabaseConfig;
 
-export const DEFAULT_DATABASE_PATH = 'data/petstore.db';
+const DEFAULT_DATABASE_PATH = 'data/petstore.db';
 
 export function parseDatabaseUrl(text: string | undefined, env: NodeJS.ProcessEnv = {}): DatabaseConfig {
   if (text === undefined) return { kind: 'sqlite', path: resolve(DEFAULT_DATABASE_PATH) };

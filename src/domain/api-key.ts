@@ -6,7 +6,7 @@ import { crc32 } from 'node:zlib';
  * and a 6-character base62 CRC32 checksum, so secret scanners can spot keys and typos are refused
  * before any lookup. Only the SHA-256 of a key is ever stored.
  */
-export const KEY_PREFIX = 'psk_';
+const KEY_PREFIX = 'psk_';
 const RANDOM_CHARS = 30;
 const CHECKSUM_CHARS = 6;
 const KEY_LENGTH = KEY_PREFIX.length + RANDOM_CHARS + CHECKSUM_CHARS;

@@ -1,7 +1,3 @@
 /** What an event says changed (docs/decisions.md, "Events"): the feed, the stream and webhooks share these. */
 export const EVENT_TYPES = ['pet.created', 'pet.status_changed', 'order.placed', 'order.status_changed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
-
-export function isEventType(text: string): text is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(text);
-}

@@ -6,7 +6,7 @@ import { ERRORS } from '../errors/catalogue.js';
 import type { Once, OnceResult, StoredResponse } from '../store/records.js';
 
 /** How long a key is remembered (IETF httpapi idempotency-key draft: 24 h, docs/decisions.md). */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_TEXT = /^[\x20-\x7e]{1,255}$/;
 
 /** The request header, for the OpenAPI document of every operation that honours it. */

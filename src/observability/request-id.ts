@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 
-export const REQUEST_ID_HEADER = 'x-request-id';
+const REQUEST_ID_HEADER = 'x-request-id';
 /** Printable ASCII without spaces, as tracing systems send; anything else is replaced, not refused. */
 const ACCEPTED_REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 

@@ -9,7 +9,7 @@ import type { ApiKeyWithHash } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { StoreUnavailableError } from '../store/store-errors.js';
 
-export interface AuthenticatedKey {
+interface AuthenticatedKey {
   readonly id: number;
   readonly name: string;
   readonly scopes: readonly Scope[];
@@ -35,7 +35,7 @@ const TOUCH_INTERVAL_MS = 60_000;
 const MAX_CACHED_KEYS = 10_000;
 
 /** Whether the route asks for a key (everything but the public endpoints and unknown paths outside /v1). */
-export function needsKey(request: FastifyRequest): boolean {
+function needsKey(request: FastifyRequest): boolean {
   if (request.routeOptions.config.public === true) return false;
   // Unknown paths outside the API answer 404 without asking for a key; under /v1 the key comes first.
   if (request.is404) return request.url === '/v1' || request.url.startsWith('/v1/') || request.url.startsWith('/v1?');

@@ -4,7 +4,7 @@ import { Int64 } from './int64.js';
 import { PageCursor, PageLimit } from './page.js';
 import { filterParameter } from './query.js';
 
-export const ORDER_QUANTITY_MAX = 1000;
+const ORDER_QUANTITY_MAX = 1000;
 
 export const OrderStatus = Type.Unsafe<OrderStatusName>({
   $id: 'OrderStatus',

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-export const PAGE_LIMIT_MAX = 100;
+const PAGE_LIMIT_MAX = 100;
 export const PAGE_LIMIT_DEFAULT = 20;
 
 /** `limit`, the same on every list: 1 to 100, default 20. */

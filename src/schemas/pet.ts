@@ -19,7 +19,7 @@ const NAME_DESCRIPTION =
   'white space is trimmed, at least one of them visible; no control characters and no bidirectional ' +
   'formatting characters; stored as sent.';
 
-export const PetName = Type.String({
+const PetName = Type.String({
   minLength: 1,
   // Control characters, lone surrogates (which no database stores faithfully) and the bidirectional
   // controls (U+202E shows "\u202Egnp.exe" as "exe.png") are refused.

@@ -5,8 +5,8 @@ import { WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
 import { Int64 } from './int64.js';
 import { PageLimit } from './page.js';
 
-export const WEBHOOK_URL_MAX_CHARS = 2048;
-export const WEBHOOK_DESCRIPTION_MAX_CHARS = 500;
+const WEBHOOK_URL_MAX_CHARS = 2048;
+const WEBHOOK_DESCRIPTION_MAX_CHARS = 500;
 
 const Url = Type.String({
   minLength: 1,

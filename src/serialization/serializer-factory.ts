@@ -6,7 +6,7 @@ type Schemas = Record<string, unknown>;
  * The shared schemas `schema` refers to by `$ref`, directly or through one another; all of them when a
  * reference names none of them (a nested `$id`), so nothing resolvable becomes unresolvable.
  */
-export function referencedSchemas(schema: unknown, shared: Schemas): Schemas {
+function referencedSchemas(schema: unknown, shared: Schemas): Schemas {
   const used: Schemas = {};
   const pending: unknown[] = [schema];
   const seen = new Set<unknown>();
