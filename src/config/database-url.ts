@@ -23,6 +23,12 @@ export type DatabaseConfig = SqliteDatabaseConfig | PostgresDatabaseConfig;
 
 const DEFAULT_DATABASE_PATH = 'data/petstore.db';
 
+/**
+ * A scheme (`name:`), or a database scheme that lost its colon (`postgres//…`): a URL, never a file path.
+ * Taken as a path, a mistyped PostgreSQL URL would quietly become a new SQLite file.
+ */
+const URL_LIKE = /^(?:[a-z][a-z0-9+.-]*:|(?:postgres(?:ql)?|sqlite)\/\/)/i;
+
 export function parseDatabaseUrl(text: string | undefined, env: NodeJS.ProcessEnv = {}): DatabaseConfig {
   if (text === undefined) return { kind: 'sqlite', path: resolve(DEFAULT_DATABASE_PATH) };
   if (/^postgres(ql)?:\/\//i.test(text)) {
@@ -53,6 +59,12 @@ export function parseDatabaseUrl(text: string | undefined, env: NodeJS.ProcessEn
         600_000,
       ),
     };
+  }
+  if (!text.startsWith('sqlite:') && URL_LIKE.test(text)) {
+    // The value is not echoed: a URL may carry a password.
+    throw new ConfigError(
+      'DATABASE_URL looks like a URL but is not postgres://… or sqlite:…; a file path has no scheme (./NAME for a name with a colon)',
+    );
   }
   let path = text;
   if (text.startsWith('sqlite:')) {

@@ -17,6 +17,30 @@ test('DATABASE_URL: SQLite paths in every form, PostgreSQL URLs with the user li
     () => loadConfig({ DATABASE_URL: 'mysql://u:secret@h/db' }),
     (error: Error) => !error.message.includes('secret'),
   );
+  // A PostgreSQL URL with one character wrong must stop the process, not become a new SQLite file.
+  for (const typo of [
+    'postgres//u:secret@h:5432/db',
+    'postgresql//u:secret@h/db',
+    'postgres:/u:secret@h/db',
+    'postgres:u:secret@h/db',
+    'POSTGRES//u:secret@h/db',
+    'sqlite//p.db',
+  ]) {
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: typo }),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        /^DATABASE_URL looks like a URL/.test(error.message) &&
+        !error.message.includes('secret'),
+      typo,
+    );
+  }
+  // A file path stays a path, a directory called postgres included; ./ makes a name with a colon a path.
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'postgres/p.db' }).database, {
+    kind: 'sqlite',
+    path: resolve('postgres/p.db'),
+  });
+  assert.deepEqual(loadConfig({ DATABASE_URL: './a:b.db' }).database, { kind: 'sqlite', path: resolve('a:b.db') });
 
   const pg = (env: Record<string, string>) => {
     const { database } = loadConfig(env);

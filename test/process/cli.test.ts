@@ -207,6 +207,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
       ['bad LOG_LEVEL', ['migrate'], { ...env, LOG_LEVEL: 'loud' }, 1],
       ['unsupported DATABASE_URL', ['migrate'], { ...env, DATABASE_URL: 'mysql://localhost/pets' }, 1],
       ['sqlite:// with a host part', ['migrate'], { ...env, DATABASE_URL: 'sqlite://rel/x.db' }, 1],
+      ['a PostgreSQL URL without its colon', ['serve'], { ...env, DATABASE_URL: 'postgres//u@127.0.0.1/test' }, 1],
     ];
     // Four at a time: all at once, on 2 busy cores, one took longer than runCli's 20 s and was killed.
     const results: CliResult[] = [];
