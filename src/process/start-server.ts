@@ -7,6 +7,7 @@ import type { RateLimitOptions } from '../rate-limit/rate-limit-plugins.js';
 import { DEFAULT_LIMITS } from '../server/fastify-options.js';
 import { openStore } from '../store/open-store.js';
 import { announceFirstKey } from './first-key.js';
+import { listenFailure } from './listen-failure.js';
 import { loggerOptions, stdoutDestination } from './log-stream.js';
 import { loadTlsFiles } from './tls-files.js';
 import { WorkerLogStream } from './worker-log-relay.js';
@@ -73,7 +74,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (error) {
     // A start that fails half-way closes what it opened (the store closes with the app).
     await app.close();
-    throw error;
+    throw listenFailure(error);
   }
   return { app, url, stop: () => app.stopGracefully() };
 }

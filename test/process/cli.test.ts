@@ -613,7 +613,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
     const port = new URL(holder.url).port;
     const failed = await runCli(['serve'], { ...env, PORT: port });
     assert.equal(failed.code, 1);
-    assert.match(failed.stderr, /EADDRINUSE/);
+    assert.match(failed.stderr, /^petstore: listen EADDRINUSE: .*; set PORT \(or HOST\) to a free one\n$/);
     assert.deepEqual(keysIn(failed.stdout + failed.stderr), [], 'no key may be printed by a server that did not start');
     await holder.stop();
     const started = await startServe(t, env);
