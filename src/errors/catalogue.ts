@@ -3,7 +3,7 @@ import type { UrlRefusal } from '../domain/webhook-target.js';
 import type { ErrorCode } from '../schemas/error-codes.js';
 import { type ApiError, errorKind } from './api-error.js';
 
-/** RFC 6750 challenge on every 401; `error="invalid_token"` when a key was sent. */
+/** RFC 6750 challenge on every 401; `error="invalid_token"` when a bearer token was sent. */
 const REALM = 'Bearer realm="petstore"';
 /** What a client is told to wait when the database is away: long enough for a restart or fail-over. */
 const STORE_RETRY_AFTER = { 'retry-after': '5' };
@@ -136,7 +136,20 @@ export const ERRORS = {
   keyMissing: errorKind('unauthorized', () => 'an API key is required: send "Authorization: Bearer <key>"', {
     'www-authenticate': REALM,
   }),
-  /** A 401 never says whether a key exists: every refusal of a sent key reads the same. */
+  /** Another scheme, or a key alone: no bearer token was sent, so RFC 6750 gives no error code. */
+  keySchemeMissing: errorKind(
+    'unauthorized',
+    () => 'the Authorization header must use the Bearer scheme: send "Authorization: Bearer <key>"',
+    { 'www-authenticate': REALM },
+  ),
+  /** Told apart without a lookup (shape and checksum), so it never says whether a key exists. */
+  keyMalformed: errorKind(
+    'unauthorized',
+    () =>
+      'the API key is not well-formed: a key is "psk_" and 36 letters or digits, with a checksum that catches typos',
+    { 'www-authenticate': `${REALM}, error="invalid_token"` },
+  ),
+  /** A well-formed key refused: one message whether it never existed, was revoked or expired. */
   keyInvalid: errorKind('unauthorized', () => 'the API key is invalid, expired or revoked', {
     'www-authenticate': `${REALM}, error="invalid_token"`,
   }),

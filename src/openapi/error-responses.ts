@@ -5,7 +5,8 @@ import { ERROR_CODE_USES, ERROR_CODES, type ErrorCode } from '../schemas/error-c
 
 const CHALLENGE = {
   type: 'string',
-  description: 'RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent.',
+  description:
+    'RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` when a bearer token was sent.',
 };
 const RETRY_AFTER = { type: 'integer', minimum: 0, description: 'Seconds to wait before trying again.' };
 

@@ -27,6 +27,8 @@ declare module 'fastify' {
   }
 }
 
+/** The scheme name, case-insensitive, alone or before its token. */
+const BEARER_SCHEME = /^bearer( |$)/i;
 // RFC 6750 b64token after a case-insensitive scheme name.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /** How often a key's last-used time is written: once a minute, not on every request. */
@@ -84,8 +86,9 @@ class Authenticator {
   async authenticate(request: FastifyRequest): Promise<AuthenticatedKey | ApiError> {
     const header = request.headers.authorization;
     if (header === undefined || header === '') return ERRORS.keyMissing.create();
+    if (!BEARER_SCHEME.test(header)) return ERRORS.keySchemeMissing.create();
     const key = BEARER.exec(header)?.[1];
-    if (key === undefined || !isWellFormedApiKey(key)) return ERRORS.keyInvalid.create();
+    if (key === undefined || !isWellFormedApiKey(key)) return ERRORS.keyMalformed.create();
     const hash = hashApiKey(key);
     const record = await this.#lookups.get(
       request,
