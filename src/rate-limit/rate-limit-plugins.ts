@@ -31,7 +31,7 @@ declare module 'fastify' {
 }
 
 /** Failed authentication per client address: 20 tries, then one a second (guessing keys is pointless anyway). */
-export const AUTH_FAILURE_RATE: Rate = { perSecond: 1, burst: 20 };
+const AUTH_FAILURE_RATE: Rate = { perSecond: 1, burst: 20 };
 
 /**
  * Failed authentication per client address, judged only when authentication fails (auth calls it): each

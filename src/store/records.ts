@@ -107,7 +107,7 @@ export interface NewApiKeyRecord {
 }
 
 /** One change, as the write that made it records it (the records are the state after the change). */
-export type Change =
+type Change =
   | { readonly type: 'pet.created'; readonly pet: PetRecord }
   | { readonly type: 'pet.status_changed'; readonly pet: PetRecord; readonly previousStatus: PetStatus }
   | { readonly type: 'order.placed'; readonly order: OrderRecord }

@@ -10,7 +10,7 @@ const GATHER_MS = 10;
  * on only while the claim is still the one the attempt had, and only those moved are logged; it returns
  * the ids of those.
  */
-export const FINISH_BATCH = `WITH input AS (
+const FINISH_BATCH = `WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::int[], $5::timestamptz[], $6::text[],
       $7::int[], $8::text[], $9::timestamptz[])
       WITH ORDINALITY AS i(id, claimed_until, status, attempt, next_attempt_at, type, response_status, error,

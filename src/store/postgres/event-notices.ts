@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { PostgresDatabaseConfig } from '../../config/database-url.js';
 
 /** The channel the events table's trigger notifies (events_notify), with the schema it wrote in as payload. */
-export const EVENTS_CHANNEL = 'petstore_events';
+const EVENTS_CHANNEL = 'petstore_events';
 /** Waits between reconnection attempts: doubling from the first, never above the last. */
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_MAX_MS = 10_000;

@@ -12,7 +12,7 @@ import { type NewEvent, recordEvents } from './outbox.js';
 import type { Database } from './postgres-db.js';
 import { PostgresTableReads } from './table-reads.js';
 
-export const ORDER_QUERIES = readQueries('orders', ORDER_COLUMNS, postgresParam);
+const ORDER_QUERIES = readQueries('orders', ORDER_COLUMNS, postgresParam);
 
 const fromRow = (row: OrderRow<Date>) => orderFromRow(row, asDate);
 

@@ -7,8 +7,7 @@ import type { Param } from './sql-params.js';
 
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
 export const ENDPOINT_COLUMNS = 'id, url, events, description, enabled, secret, created_at';
-export const ATTEMPT_COLUMNS =
-  'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at';
+const ATTEMPT_COLUMNS = 'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at';
 
 /** The statements alike on both backends, in each one's parameter syntax (writes differ in their casts). */
 export function webhookQueries(param: Param) {

@@ -18,7 +18,7 @@ import type { OnceRunner } from './idempotency.js';
 import type { SqliteOutbox } from './outbox.js';
 import { SqliteTableReads } from './table-reads.js';
 
-export const ORDER_QUERIES = {
+const ORDER_QUERIES = {
   insert: `INSERT INTO orders (pet_id, quantity, status, created_at) VALUES (?, ?, 'placed', ?) RETURNING ${ORDER_COLUMNS}`,
   ...readQueries('orders', ORDER_COLUMNS, sqliteParam),
 };
