@@ -11,7 +11,7 @@ export function running(child: ChildProcess): boolean {
 }
 
 /** Resolves when the child has exited (at once if it already has). */
-export function exited(child: ChildProcess): Promise<Exit> {
+function exited(child: ChildProcess): Promise<Exit> {
   if (!running(child)) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }

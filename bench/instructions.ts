@@ -45,7 +45,7 @@ export function valgrindInstalled(): boolean {
  * count then measures the interpreter and Sparkplug's baseline code: a JavaScript change weighs more in
  * it than in production, so it decides whether a build does more work, not how much slower users find it.
  */
-export const NODE_FLAGS = [
+const NODE_FLAGS = [
   '--hash-seed=1',
   '--random-seed=1',
   '--no-opt',

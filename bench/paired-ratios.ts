@@ -29,7 +29,7 @@ export function firstPlaceLeads(round: number): boolean {
   return round % 2 === 0;
 }
 
-export function geometricMean(values: readonly number[]): number {
+function geometricMean(values: readonly number[]): number {
   if (values.length === 0) throw new Error('a geometric mean needs at least one value');
   return Math.exp(values.reduce((sum, value) => sum + Math.log(value), 0) / values.length);
 }

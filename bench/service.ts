@@ -71,7 +71,7 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv, cli = CLI):
   }
 }
 
-export interface RequestLog {
+interface RequestLog {
   readonly lines: number;
   readonly errorStatuses: Record<string, number>;
   /** Responses 201: the creates that succeeded. */
