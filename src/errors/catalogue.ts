@@ -12,15 +12,21 @@ const STORE_FULL_RETRY_AFTER = { 'retry-after': '30' };
 /** A moment: another request of the same client finishing, or another instance taking over. */
 const SHORT_RETRY_AFTER = { 'retry-after': '1' };
 const retryAfter = (seconds: number) => ({ 'retry-after': String(seconds) });
-const PUBLIC_ONLY = 'webhooks may only point to public addresses';
+/** The way out is the operator's, on a trusted network: the message names the setting. */
+const ALLOW_PRIVATE = 'WEBHOOK_ALLOW_PRIVATE_URLS=true, set by the operator of this service';
+const PUBLIC_ONLY = `webhooks may only point to public addresses; on a trusted network, ${ALLOW_PRIVATE} allows the others`;
 
 /** Why a webhook URL is refused (domain/webhook-target.ts), in words. */
 function urlRefusal(refusal: UrlRefusal): string {
   switch (refusal.reason) {
     case 'malformed':
       return 'body.url must be an absolute URL without spaces or control characters';
-    case 'scheme':
-      return `body.url must be an ${refusal.allowed.map((scheme) => `${scheme}://`).join(' or ')} URL`;
+    case 'scheme': {
+      const schemes = refusal.allowed.map((scheme) => `${scheme}://`).join(' or ');
+      return refusal.allowed.includes('http')
+        ? `body.url must be an ${schemes} URL`
+        : `body.url must be an ${schemes} URL (http:// too with ${ALLOW_PRIVATE})`;
+    }
     case 'credentials':
       return 'body.url must not contain a user name or password';
     case 'fragment':
