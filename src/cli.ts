@@ -24,7 +24,13 @@ Configuration comes from the environment; see README.md.`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (command === undefined) {
+    // Asked for nothing is not asked for help: a script that forgot its command must not pass as done.
+    process.stderr.write(`petstore: a command is needed\n${USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return;
   }

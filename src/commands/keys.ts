@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { parseScopes } from '../domain/api-key.js';
@@ -6,6 +5,7 @@ import { issueApiKey, KEY_NAME_PROBLEM, KEY_NAME_RULE } from '../services/api-ke
 import { openStore } from '../store/open-store.js';
 import type { ApiKeyRecord } from '../store/records.js';
 import { DuplicateNameError } from '../store/store-errors.js';
+import { parseOptions } from './parse-options.js';
 import { UsageError } from './usage-error.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
@@ -61,9 +61,10 @@ function table(rows: string[][]): string {
 }
 
 async function create(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { name: { type: 'string' }, scopes: { type: 'string' }, expires: { type: 'string' } },
+  const { values } = parseOptions(args, {
+    name: { type: 'string' },
+    scopes: { type: 'string' },
+    expires: { type: 'string' },
   });
   const { name } = values;
   if (name === undefined) throw new UsageError('keys create needs --name NAME');
@@ -94,7 +95,7 @@ async function create(config: Config, args: string[], out: NodeJS.WritableStream
 }
 
 async function list(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } });
+  const { values } = parseOptions(args, { json: { type: 'boolean' } });
   const store = await openStore(config.database);
   try {
     const keys = await store.apiKeys.list();
@@ -121,7 +122,7 @@ async function list(config: Config, args: string[], out: NodeJS.WritableStream):
 }
 
 async function revoke(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const { positionals } = parseOptions(args, {}, true);
   const [target, ...extra] = positionals;
   if (target === undefined || extra.length > 0) throw new UsageError('keys revoke takes one ID or NAME');
   const store = await openStore(config.database);

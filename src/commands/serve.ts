@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
-import { parseArgs } from 'node:util';
 import type { Config } from '../config/config.js';
+import { parseOptions } from './parse-options.js';
 import { UsageError } from './usage-error.js';
 
 /** `--workers N` (1 to 64) or `auto` (one per CPU). */
@@ -20,7 +20,7 @@ function parseWorkers(text: string | undefined): number {
  * forks, and loading the HTTP server's modules costs about 0.7 s of CPU it would pay for nothing.
  */
 export async function serveCommand(config: Config, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { workers: { type: 'string' } } });
+  const { values } = parseOptions(args, { workers: { type: 'string' } });
   // Readable lines for a person at a terminal; JSON lines for everything that collects logs.
   const prettyLogs = process.stdout.isTTY === true;
   if (cluster.isPrimary) {

@@ -59,7 +59,8 @@ export function parsePublicUrl(text: string | undefined): string | undefined {
 export function parseLogLevel(text: string | undefined): LogLevel {
   if (text === undefined) return 'info';
   const level = text.toLowerCase() as LogLevel;
-  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!LOG_LEVELS.includes(level))
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${text}"`);
   return level;
 }
 

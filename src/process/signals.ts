@@ -28,6 +28,8 @@ export async function serveUntilSignalled(starting: Promise<RunningServer>): Pro
       .then(async (server) => {
         server.app.log.info({ signal }, 'stopping');
         await server.stop();
+        // The last line says the stop completed, so a log reader need not infer it from silence.
+        server.app.log.info({ signal }, 'stopped');
         // A worker's last lines leave for its primary before the channel they go through is let go.
         // (Fastify's logger is pino's, which flushes its destination.)
         await new Promise<void>((resolve) => (server.app.log as Logger).flush(() => resolve()));

@@ -76,6 +76,8 @@ test('the rest of the environment: defaults, and one clear error per bad value',
   ]) {
     assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
   }
+  // Like every other setting's, the message shows what it got.
+  assert.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /^ConfigError: LOG_LEVEL must be one of .*, got "loud"$/);
 });
 
 test('MAX_CONNECTIONS_PER_ADDRESS: 1000 by default, 1 to the process maximum of 10 000', () => {

@@ -200,6 +200,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
       ['keys without subcommand', ['keys'], env, 2],
       ['unknown option on create', ['keys', 'create', '--name', 'y', '--bogus'], env, 2],
       ['unknown option on list', ['keys', 'list', '--bogus'], env, 2],
+      ['a near miss of an option', ['keys', 'create', '--name', 'z', '--scope', 'read'], env, 2],
       ['serve with an argument', ['serve', 'now'], env, 2],
       ['migrate with an argument', ['migrate', 'now'], env, 2],
       ['bad PORT', ['keys', 'list'], { ...env, PORT: 'abc' }, 1],
@@ -224,6 +225,10 @@ describe('petstore CLI (node dist/cli.js)', () => {
         throw new Error(`${label}: ${(error as Error).message}`);
       }
     }
+    const nearMiss = results[cases.findIndex(([label]) => label === 'a near miss of an option')] as CliResult;
+    assert.match(nearMiss.stderr, /^petstore: unknown option "--scope"; did you mean "--scopes"\?\n$/);
+    const bogus = results[cases.findIndex(([label]) => label === 'unknown option on create')] as CliResult;
+    assert.match(bogus.stderr, /^petstore: unknown option "--bogus"; it takes --name, --scopes, --expires\n$/);
     // A second key of the same name says the rule and the way out (the README's KEY=$(…) relies on the exit status).
     const duplicate = results[cases.findIndex(([label]) => label === 'duplicate active name')] as CliResult;
     assert.match(
@@ -294,6 +299,10 @@ describe('petstore CLI (node dist/cli.js)', () => {
     const key = await firstKey(first);
     assert.equal(keysIn(first.stderr()).length, 1, first.stderr());
     assert.match(first.stderr(), /No API keys existed, so petstore created one/);
+    // The quick start shows the message whole, with a sample key in place of this one.
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const sample = /psk_[0-9A-Za-z]{36}/.exec(readme)?.[0] ?? 'no sample key';
+    assert.ok(readme.includes(`\`\`\`${first.stderr().replace(key, sample).trimEnd()}\n\`\`\``), first.stderr());
     assert.deepEqual(keysIn(first.stdout()), [], 'the key is not in the log stream');
     assert.equal((await request(first.url, 'GET', '/v1/pets', { key })).status, 200);
     assert.equal((await request(first.url, 'POST', '/v1/pets', { key, body: NEW_PET })).status, 201);
@@ -381,6 +390,12 @@ describe('petstore CLI (node dist/cli.js)', () => {
       }
       t.diagnostic(`burst: ${JSON.stringify(tally)}`);
       assert.doesNotMatch(server.stdout(), /"level":50|internal error/, 'no request failed inside the server');
+      const lastLine = JSON.parse(server.stdout().trimEnd().split('\n').at(-1) as string);
+      assert.deepEqual(
+        [lastLine.msg, lastLine.signal],
+        ['stopped', 'SIGTERM'],
+        'the last log line says the stop completed',
+      );
 
       // Every 201 was stored, and nothing was stored for a request that got no 201.
       const restarted = await startServe(t, env);
@@ -589,6 +604,13 @@ describe('petstore CLI (node dist/cli.js)', () => {
       assertFailed(result, message);
       assert.equal(result.code, 1);
     }
+  });
+
+  test('no command at all is a usage error: the usage on stderr, exit 2', async () => {
+    const result = await runCli([], cliEnv(':memory:'));
+    assert.equal(result.code, 2, show(result));
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^petstore: a command is needed\nUsage: petstore <command>/);
   });
 
   test('--help exits 0, lists the commands and needs no database', async (t) => {
