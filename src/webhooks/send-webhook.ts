@@ -121,6 +121,9 @@ function exchange(
         });
         // The status decides; a body cut short (by the time-out, or the peer) only shortens the excerpt.
         response.on('end', () => settle(done(), true));
+        // A 2xx is decided by its status line: its body is read only as far as it came with it (the
+        // connection is kept if that was all of it), never waited for, however long it takes to end.
+        if (status >= 200 && status <= 299) setImmediate(() => settle(done()));
         response.on('close', () => settle(done()));
         response.on('error', () => settle(done()));
       },

@@ -10,11 +10,14 @@ export interface Received {
   readonly at: number;
 }
 
-/** What to answer the n-th request (0-based): a status (with headers, after a delay), or no answer at all. */
+/**
+ * What to answer the n-th request (0-based): a status (with headers, after a delay; with `endless`, the
+ * start of a body that never ends), or no answer at all.
+ */
 export type Answer = (
   n: number,
   request: Received,
-) => { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
+) => { status: number; headers?: Record<string, string>; delayMs?: number; endless?: boolean } | 'hang';
 
 export interface Receiver {
   readonly url: string;
@@ -47,7 +50,11 @@ export async function startReceiver(t: TestContext, answer: Answer = () => ({ st
       const reply = answer(received.length, request);
       received.push(request);
       if (reply === 'hang') return;
-      setTimeout(() => res.writeHead(reply.status, reply.headers).end(), reply.delayMs ?? 0);
+      setTimeout(() => {
+        res.writeHead(reply.status, reply.headers);
+        if (reply.endless === true) res.write('{"received":');
+        else res.end();
+      }, reply.delayMs ?? 0);
     });
   });
   server.on('connection', () => connections++);

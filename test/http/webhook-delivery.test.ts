@@ -179,6 +179,38 @@ function suite(backend: StoreBackend) {
     assert.equal(target.received.length, 0, 'a redirect is not followed');
   });
 
+  test('a 2xx whose body never ends succeeds on its status line: recorded at once, never resent', async (t) => {
+    const timeoutMs = 10_000;
+    const h = await startHarness(t, backend, { ...FAST, webhookDelivery: { timeoutMs, retrySchedule: [100] } });
+    const receiver = await startReceiver(t, () => ({ status: 200, endless: true }));
+    const { id } = await register(h, receiver.url, { events: ['pet.created'] });
+    await h.createPets(1);
+    // Within the attempt's time-out: today's sender waited for the body that long, then called it no answer.
+    const log = await eventually(
+      'the attempt recorded',
+      async () => {
+        const entries = await attempts(h, id);
+        return entries.length > 0 ? entries : undefined;
+      },
+      { timeoutMs: timeoutMs - 1000 },
+    );
+    t.diagnostic(`recorded ${Date.now() - (receiver.received[0]?.at ?? 0)} ms after the request arrived`);
+    assert.deepEqual(
+      log.map(({ attempt, status, responseStatus, error, nextAttemptAt }) => ({
+        attempt,
+        status,
+        responseStatus,
+        error,
+        nextAttemptAt,
+      })),
+      [{ attempt: 1, status: 'succeeded', responseStatus: 200, error: undefined, nextAttemptAt: undefined }],
+    );
+    // Ten times the retry delay: a resend would have come by now.
+    await sleep(1000);
+    assert.equal(receiver.received.length, 1, 'sent once');
+    assert.equal((await attempts(h, id)).length, 1, 'one attempt');
+  });
+
   test('one hanging endpoint does not delay another', async (t) => {
     const h = await startHarness(t, backend, {
       ...FAST,
