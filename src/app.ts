@@ -9,7 +9,7 @@ import type { RouteOptions } from './api/route-options.js';
 import { webhookRoutes } from './api/webhooks.js';
 import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
-import { DEFAULT_EVENT_RETENTION_DAYS } from './config/config.js';
+import { DEFAULT_EVENT_RETENTION_DAYS, DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from './config/config.js';
 import { CursorCodec } from './domain/cursor.js';
 import { EventCursors } from './domain/event-cursor.js';
 import { errorHandler } from './errors/error-handler.js';
@@ -54,6 +54,8 @@ export interface AppOptions {
   readonly webhooks?: { readonly allowPrivateUrls: boolean; readonly lookup?: Lookup };
   /** Between the live event stream's keep-alive comments; 15 s when absent (tests shorten it). */
   readonly eventStreamKeepAliveMs?: number;
+  /** EVENT_STREAMS_PER_KEY, EVENT_STREAMS, EVENT_STREAM_BUFFER_BYTES; their defaults when absent. */
+  readonly eventStreams?: EventStreamLimits | undefined;
   /** EVENT_RETENTION_DAYS: how long events are kept (the purge), and the feed's 410; 30 when absent. */
   readonly eventRetentionDays?: number;
   /** Sends webhooks from this app, to `webhooks`' targets (start-server does); off when absent, as in most tests. */
@@ -140,6 +142,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     links,
     retentionDays,
     keepAliveMs: options.eventStreamKeepAliveMs,
+    streams: options.eventStreams ?? DEFAULT_EVENT_STREAM_LIMITS,
   });
   await app.register(methodNotAllowed);
   return app;

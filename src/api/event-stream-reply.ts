@@ -1,10 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { EventStreamLimits } from '../config/config.js';
 import type { EventCursors } from '../domain/event-cursor.js';
 import type { EventPosition } from '../domain/event-position.js';
 import type { EventType } from '../domain/event-types.js';
 import { ERRORS } from '../errors/catalogue.js';
 import { EventStream, STREAM_BATCH } from '../events/event-stream.js';
 import type { FeedBell } from '../events/feed-bell.js';
+import type { StreamSlots } from '../events/stream-slots.js';
 import { toEvent } from '../representations/resources.js';
 import { Event } from '../schemas/event.js';
 import { ref } from '../schemas/ref.js';
@@ -23,6 +25,9 @@ export interface EventStreamRouteOptions {
   readonly bell: FeedBell;
   readonly keepAliveMs: number;
   readonly retentionDays: number;
+  readonly limits: EventStreamLimits;
+  /** The streams open in this process, per key: EVENT_STREAMS_PER_KEY and EVENT_STREAMS bound them. */
+  readonly slots: StreamSlots;
 }
 
 /**
@@ -52,12 +57,24 @@ async function startOf(
   return store.events.head();
 }
 
+/** The stream's start and its first events, or the 400 or 410 that answers instead. */
+async function opening(
+  request: FastifyRequest,
+  options: EventStreamRouteOptions,
+  { cursor, type }: { readonly cursor?: string | undefined; readonly type?: EventType | undefined },
+): Promise<{ after: EventPosition; first: readonly EventRecord[] }> {
+  const after = await startOf(request, options, cursor, type);
+  const page = await options.store.events.list({ after, limit: STREAM_BATCH, type });
+  if (page.outcome === 'gone') throw ERRORS.eventsExpired.create(options.retentionDays);
+  return { after, first: page.events };
+}
+
 /**
  * `GET /v1/events` with `Accept: text/event-stream`: Server-Sent Events, one frame per event
  * (`id: <cursor after it>`, `event: <type>`, `data: <the event JSON>`). Every check (key, scope, rate
- * limit, query, the 400s and the 410 of its start) answers before the first byte, with the usual Error
- * body; after that the stream only ends. Sent through Fastify's reply, so the response carries the
- * headers every other one does, and its request log line is written when it ends.
+ * limit, the bounds on streams, query, the 400s and the 410 of its start) answers before the first byte,
+ * with the usual Error body; after that the stream only ends. Sent through Fastify's reply, so the
+ * response carries the headers every other one does, and its request log line is written when it ends.
  */
 export async function replyWithEventStream(
   request: FastifyRequest,
@@ -65,11 +82,19 @@ export async function replyWithEventStream(
   options: EventStreamRouteOptions,
   query: { readonly cursor?: string | undefined; readonly type?: EventType | undefined },
 ): Promise<FastifyReply> {
-  const { store, cursors, bell, keepAliveMs, retentionDays } = options;
+  const { store, cursors, bell, keepAliveMs, limits, slots } = options;
   const { type } = query;
-  const after = await startOf(request, options, query.cursor, type);
-  const first = await store.events.list({ after, limit: STREAM_BATCH, type });
-  if (first.outcome === 'gone') throw ERRORS.eventsExpired.create(retentionDays);
+  // Before any store read: a refused stream costs nothing. The route's `read` scope has found the key.
+  const slot = slots.take(request.apiKey?.id ?? 0);
+  if (slot === 'key') throw ERRORS.streamsPerKey.create(limits.perKey);
+  if (slot === 'process') throw ERRORS.streamsPerProcess.create(limits.perProcess);
+  let start: Awaited<ReturnType<typeof opening>>;
+  try {
+    start = await opening(request, options, query);
+  } catch (error) {
+    slot();
+    throw error;
+  }
   const serialize = reply.compileSerializationSchema(EVENT) as (event: unknown) => string;
   const filter = type ?? '';
   const frame = (record: EventRecord) =>
@@ -78,13 +103,16 @@ export async function replyWithEventStream(
   const stream = new EventStream({
     events: store.events,
     bell,
-    after,
-    first: first.events,
+    ...start,
     type,
     frame,
     keepAliveMs,
+    bufferBytes: limits.bufferBytes,
+    buffered: () => reply.raw.writableLength,
     log: request.log,
   });
+  // However it ends: its client left, it was dropped, or the server stops.
+  stream.once('close', slot);
   reply.type('text/event-stream; charset=utf-8');
   // Tells nginx not to buffer the stream (it would hold frames back until its buffer fills).
   reply.header('x-accel-buffering', 'no');

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
+import type { EventStreamLimits } from '../config/config.js';
 import type { EventCursors } from '../domain/event-cursor.js';
 import { type EventPosition, FEED_START } from '../domain/event-position.js';
 import { ERRORS } from '../errors/catalogue.js';
+import { StreamSlots } from '../events/stream-slots.js';
 import { acceptsEventStream } from '../http/accepts-event-stream.js';
 import type { Links } from '../http/links.js';
 import { errorResponses } from '../openapi/error-responses.js';
@@ -23,6 +25,8 @@ export interface EventRouteOptions {
   readonly retentionDays: number;
   /** Between the live stream's comment lines; KEEP_ALIVE_MS when absent. */
   readonly keepAliveMs?: number | undefined;
+  /** Bounds on the live streams of this process. */
+  readonly streams: EventStreamLimits;
 }
 
 const FEED_DESCRIPTION =
@@ -49,6 +53,8 @@ const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, options
     retentionDays,
     bell: app.feedBell,
     keepAliveMs: options.keepAliveMs ?? KEEP_ALIVE_MS,
+    limits: options.streams,
+    slots: new StreamSlots(options.streams),
   };
   /** Where a request starts reading: after its cursor, or from the oldest event kept. */
   const startOf = (cursor: string | undefined, type: string | undefined): EventPosition | undefined =>

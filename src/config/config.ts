@@ -44,7 +44,24 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** The delays before each retry of a failed delivery, in ms (WEBHOOK_RETRY_SCHEDULE); then it has failed. */
   readonly webhookRetrySchedule: readonly number[];
+  readonly eventStreams: EventStreamLimits;
 }
+
+/** Bounds on live event streams (Server-Sent Events), per process. */
+export interface EventStreamLimits {
+  /** EVENT_STREAMS_PER_KEY: streams one API key may hold open at once; more are 429. */
+  readonly perKey: number;
+  /** EVENT_STREAMS: streams the process serves at once, all keys together; more are 429. */
+  readonly perProcess: number;
+  /** EVENT_STREAM_BUFFER_BYTES: what a stream may hold unsent before it is dropped (its client is not reading). */
+  readonly bufferBytes: number;
+}
+
+/**
+ * Each stream reads the store on every wake, so their number, not their bytes, is what costs the API
+ * (docs/decisions.md, "Events": bounds on streams).
+ */
+export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = { perKey: 20, perProcess: 500, bufferBytes: 65_536 };
 
 export const DEFAULT_EVENT_RETENTION_DAYS = 30;
 
@@ -83,5 +100,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     webhookTimeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', nonEmpty(env.WEBHOOK_TIMEOUT_MS), 10_000, 100, 600_000),
     webhookRetrySchedule: parseRetrySchedule(nonEmpty(env.WEBHOOK_RETRY_SCHEDULE) ?? DEFAULT_RETRY_SCHEDULE),
+    eventStreams: {
+      perKey: parseInteger(
+        'EVENT_STREAMS_PER_KEY',
+        nonEmpty(env.EVENT_STREAMS_PER_KEY),
+        DEFAULT_EVENT_STREAM_LIMITS.perKey,
+        1,
+        10_000,
+      ),
+      perProcess: parseInteger(
+        'EVENT_STREAMS',
+        nonEmpty(env.EVENT_STREAMS),
+        DEFAULT_EVENT_STREAM_LIMITS.perProcess,
+        1,
+        10_000,
+      ),
+      bufferBytes: parseInteger(
+        'EVENT_STREAM_BUFFER_BYTES',
+        nonEmpty(env.EVENT_STREAM_BUFFER_BYTES),
+        DEFAULT_EVENT_STREAM_LIMITS.bufferBytes,
+        1024,
+        67_108_864,
+      ),
+    },
   };
 }

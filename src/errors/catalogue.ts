@@ -15,6 +15,8 @@ const retryAfter = (seconds: number) => ({ 'retry-after': String(seconds) });
 /** The way out is the operator's, on a trusted network: the message names the setting. */
 const ALLOW_PRIVATE = 'WEBHOOK_ALLOW_PRIVATE_URLS=true, set by the operator of this service';
 const PUBLIC_ONLY = `webhooks may only point to public addresses; on a trusted network, ${ALLOW_PRIVATE} allows the others`;
+/** A slot frees when a stream closes, which no one can foresee: a few seconds, so clients wait, not hammer. */
+const STREAM_RETRY_AFTER = { 'retry-after': '5' };
 
 /** Why a webhook URL is refused (domain/webhook-target.ts), in words. */
 function urlRefusal(refusal: UrlRefusal): string {
@@ -167,6 +169,16 @@ export const ERRORS = {
     'rate_limited',
     (seconds: number) => `this API key is over its rate limit; retry after ${seconds} s`,
     retryAfter,
+  ),
+  streamsPerKey: errorKind(
+    'rate_limited',
+    (limit: number) => `this API key already has ${limit} event streams open, the most it may; close one first`,
+    STREAM_RETRY_AFTER,
+  ),
+  streamsPerProcess: errorKind(
+    'rate_limited',
+    (limit: number) => `this server already serves ${limit} event streams, the most it may; retry later`,
+    STREAM_RETRY_AFTER,
   ),
   addressOverLimit: errorKind(
     'rate_limited',

@@ -24,6 +24,10 @@ export interface EventStreamOptions {
   /** The Server-Sent Events frame of one event. */
   readonly frame: (record: EventRecord) => string;
   readonly keepAliveMs: number;
+  /** What the stream may hold unsent, here and in its socket's write buffer, before it is dropped. */
+  readonly bufferBytes: number;
+  /** The bytes waiting in the response's write buffer (the socket's, on HTTP/1). */
+  readonly buffered: () => number;
   /** The request's log: why a stream ended before its client left. */
   readonly log: FastifyBaseLogger;
 }
@@ -33,7 +37,8 @@ export interface EventStreamOptions {
  * client takes them. Readable's pull drives the reads, so a client that stops reading stops only its own
  * (the response's pipe stops pulling while the socket's buffer is full); the bell's wake-ups only mark
  * that there may be more. It ends when the bell closes, or when a read fails (the client reconnects with
- * Last-Event-ID and meets the outage as a 503, or resumes).
+ * Last-Event-ID and meets the outage as a 503, or resumes). A client that does not read is dropped once
+ * more than `bufferBytes` wait for it: it costs bounded memory, and resumes with Last-Event-ID.
  */
 export class EventStream extends Readable implements FeedListener {
   readonly #options: EventStreamOptions;
@@ -46,18 +51,21 @@ export class EventStream extends Readable implements FeedListener {
   #reading = false;
   #ending = false;
   #finished = false;
+  /** A look at what waits unsent is due (after the frames just pushed have been handed to the socket). */
+  #measuring = false;
   readonly #keepAlive: NodeJS.Timeout;
   #unsubscribe: (() => void) | undefined;
 
   constructor(options: EventStreamOptions) {
-    super();
+    // Reads ahead up to the bound while its client is slow, so one that stopped reading reaches it.
+    super({ highWaterMark: options.bufferBytes });
     this.#options = options;
     this.#position = options.after;
     this.#backlog = options.first;
     this.push(OPENED);
     this.#keepAlive = setInterval(() => {
       // Anything still buffered reaches the proxy soon enough by itself.
-      if (this.readableLength === 0) this.push(KEEP_ALIVE);
+      if (this.readableLength === 0) this.#send(KEEP_ALIVE);
     }, options.keepAliveMs);
     this.#keepAlive.unref();
     // Last: a closed bell ends the stream at once.
@@ -103,13 +111,38 @@ export class EventStream extends Readable implements FeedListener {
         if (events.length === STREAM_BATCH || backlog !== undefined) this.#pending = true;
         for (const record of events) {
           this.#position = record.position;
-          if (!this.push(this.#options.frame(record))) this.#demand = false;
+          if (!this.#send(this.#options.frame(record))) this.#demand = false;
         }
       }
     } finally {
       this.#reading = false;
       if (this.#ending) this.#finish();
     }
+  }
+
+  /** Pushes `text`; false when no more is wanted now. */
+  #send(text: string): boolean {
+    const wanted = this.push(text);
+    if (!this.#measuring) {
+      this.#measuring = true;
+      // Once the turn is over: the response corks its socket for a turn, so a batch of frames sits in the
+      // socket's buffer until then even when the client reads at once.
+      setImmediate(() => this.#dropIfUnread());
+    }
+    return wanted;
+  }
+
+  /** Drops the stream when more than its bound waits unsent: its client has stopped reading. */
+  #dropIfUnread(): void {
+    this.#measuring = false;
+    if (this.destroyed) return;
+    const unsent = this.readableLength + this.#options.buffered();
+    if (unsent <= this.#options.bufferBytes) return;
+    this.#options.log.info(
+      { unsent },
+      'event stream dropped: its client is not reading (it resumes with Last-Event-ID)',
+    );
+    this.destroy();
   }
 
   /** The next batch; undefined when the stream must end. */

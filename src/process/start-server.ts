@@ -50,6 +50,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // Every serving process sends: deliveries are claimed, so processes and instances share the work.
       webhookDelivery: { timeoutMs: config.webhookTimeoutMs, retrySchedule: config.webhookRetrySchedule },
       eventRetentionDays: config.eventRetentionDays,
+      eventStreams: config.eventStreams,
       limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
       metricsAcrossWorkers: options.worker === true,
     });

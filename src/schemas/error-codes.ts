@@ -34,7 +34,7 @@ export const ERROR_CODE_USES: Readonly<Record<ErrorCode, string>> = {
   payload_too_large: `The body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
   unsupported_media_type: 'The body is not application/json.',
   idempotency_mismatch: 'This Idempotency-Key was used with a different request.',
-  rate_limited: 'Too many requests; `Retry-After` says when to try again.',
+  rate_limited: 'Too many requests, or event streams open; `Retry-After` says when to try again.',
   internal_error: 'A fault of the service; the message carries a request id to quote.',
   service_unavailable: 'The database is unreachable or the server is stopping; `Retry-After` says when to retry.',
 };

@@ -49,6 +49,8 @@ export interface HarnessOptions {
   readonly webhookDelivery?: AppOptions['webhookDelivery'];
   /** The live event stream's keep-alive interval (15 s when absent). */
   readonly eventStreamKeepAliveMs?: number;
+  /** Bounds on live event streams (the defaults when absent). */
+  readonly eventStreams?: AppOptions['eventStreams'];
 }
 
 export async function request(
@@ -88,6 +90,7 @@ async function listen(t: TestContext, store: Store, options: HarnessOptions) {
     rateLimit: options.rateLimit?.(),
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     webhookDelivery: options.webhookDelivery,
+    eventStreams: options.eventStreams,
     ...(options.eventStreamKeepAliveMs === undefined ? {} : { eventStreamKeepAliveMs: options.eventStreamKeepAliveMs }),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });

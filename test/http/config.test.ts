@@ -93,6 +93,25 @@ test('MAX_CONNECTIONS_PER_ADDRESS: 1000 by default, 1 to the process maximum of 
   }
 });
 
+test('EVENT_STREAMS_PER_KEY, EVENT_STREAMS, EVENT_STREAM_BUFFER_BYTES: defaults, and errors naming each', () => {
+  assert.deepEqual(loadConfig({}).eventStreams, { perKey: 20, perProcess: 500, bufferBytes: 65_536 });
+  assert.deepEqual(
+    loadConfig({ EVENT_STREAMS_PER_KEY: '1', EVENT_STREAMS: '10000', EVENT_STREAM_BUFFER_BYTES: '1024' }).eventStreams,
+    { perKey: 1, perProcess: 10_000, bufferBytes: 1024 },
+  );
+  for (const [name, bad, range] of [
+    ['EVENT_STREAMS_PER_KEY', '0', '1 to 10000'],
+    ['EVENT_STREAMS', '10001', '1 to 10000'],
+    ['EVENT_STREAM_BUFFER_BYTES', '1023', '1024 to 67108864'],
+  ] as const) {
+    assert.throws(
+      () => loadConfig({ [name]: bad }),
+      new RegExp(`^ConfigError: ${name} must be an integer from ${range}, got "${bad}"`),
+      name,
+    );
+  }
+});
+
 test('TRUST_PROXY: proxy addresses and CIDRs (or none); anything else stops the start naming it', () => {
   assert.deepEqual(loadConfig({}).trustProxy, []);
   assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,::1,fd00::/8,loopback' }).trustProxy, [

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { Writable } from 'node:stream';
 import { describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,8 +67,93 @@ async function loggedApp(t: TestContext, backend: StoreBackend) {
   return { app, url, key, lines };
 }
 
+/**
+ * A stream whose client never reads: the response is paused at its headers, so what the server sends
+ * fills the connection's buffers and then the server's. (Not reading, it does not see the close either.)
+ * Resolves with its leave, which the test calls before the app closes: a stream nobody reads holds the close.
+ */
+function unreadStream(url: string, key: string): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(
+      new URL('/v1/events', url),
+      { headers: { accept: 'text/event-stream', authorization: `Bearer ${key}` }, agent: false },
+      (response) => {
+        assert.equal(response.statusCode, 200);
+        response.pause();
+        resolve(() => request.destroy());
+      },
+    );
+    request.on('error', reject);
+  });
+}
+
+/** The bounds on streams, small; the buffer large enough never to drop a client that reads. */
+const BOUNDS = { perKey: 2, perProcess: 3, bufferBytes: 65_536 };
+
 eachBackend((backend) => {
   describe(`events stream [${backend.name}]`, () => {
+    test("streams beyond the key's or the process's bound are 429; a stream that closes frees its slot", async (t) => {
+      const h = await startHarness(t, backend, { eventStreams: BOUNDS });
+      const first = await open(t, h);
+      await open(t, h);
+      const third = await openStream(h.url, '/v1/events', { key: h.keys.read });
+      if (isStream(third)) third.close();
+      assert.ok(!isStream(third), 'a third stream of one key was opened');
+      const refusal = third as CallResult;
+      assert.equal(
+        expectError(refusal, 429, 'rate_limited'),
+        'this API key already has 2 event streams open, the most it may; close one first',
+      );
+      assert.equal(refusal.headers.get('retry-after'), '5');
+      // Another key has slots of its own, until the process has none left.
+      await stream(h.url, '/v1/events', h.keys.all).then((other) => t.after(() => other.close()));
+      const full = (await openStream(h.url, '/v1/events', { key: h.keys.all })) as CallResult;
+      assert.match(expectError(full, 429, 'rate_limited'), /^this server already serves 3 event streams/);
+      assert.equal(full.headers.get('retry-after'), '5');
+      assert.equal(h.app.feedBell.listeners, 3, 'refused streams hold nothing');
+      first.close();
+      await waitUntil('a slot freed', () => h.app.feedBell.listeners === 2, QUICK);
+      const again = await open(t, h);
+      assert.equal(again.status, 200);
+      // A refusal before the stream (400) gives its slot back too.
+      again.close();
+      await waitUntil('a slot freed', () => h.app.feedBell.listeners === 2, QUICK);
+      const bad = await openStream(h.url, '/v1/events', { key: h.keys.read, headers: { 'last-event-id': 'x.y' } });
+      expectError(bad as CallResult, 400, 'invalid_request');
+      assert.equal((await open(t, h)).status, 200);
+    });
+
+    test('a client that never reads is dropped once its buffer is full; one that reads keeps its stream', async (t) => {
+      const h = await startHarness(t, backend, { eventStreams: { ...BOUNDS, bufferBytes: 16_384 } });
+      const leave = await unreadStream(h.url, h.keys.read);
+      const reading = await open(t, h);
+      const dropped = () => h.app.feedBell.listeners < 2;
+      // Enough events to fill the connection's buffers (the kernel's, a few MB on loopback) and then the
+      // bound: written to the store directly, which is quicker, in rounds the reading client keeps up with.
+      const pet = (i: number) => ({ name: `${'x'.repeat(180)}-${i}`, categoryId: 1, status: 'available' as const });
+      let created = 0;
+      let wasDropped = false;
+      try {
+        while (!dropped() && created < 20_000) {
+          await Promise.all(Array.from({ length: 1000 }, (_, i) => h.store.pets.create(pet(created + i))));
+          created += 1000;
+          await waitUntil('the reading client keeps up', () => reading.events().length === created || dropped(), {
+            timeoutMs: 10_000,
+          });
+        }
+        wasDropped = dropped();
+      } finally {
+        leave();
+      }
+      t.diagnostic(`dropped after ${created} events of about 500 bytes`);
+      assert.ok(wasDropped, `the unread stream is still open after ${created} events`);
+      const events = await reading.waitForEvents(created, 30_000);
+      assert.equal(events.length, created, 'the reading client got every event');
+      await h.createPets(1);
+      await reading.waitForEvents(created + 1, 5000);
+      assert.equal(h.app.feedBell.listeners, 1, 'the reading stream is still open');
+    });
+
     test('starts at the newest position; an event committed later arrives within 1 s, as the feed shows it', async (t) => {
       const h = await startHarness(t, backend);
       await h.createPets(2, (i) => ({ name: `old-${i}`, categoryId: 1 }));
