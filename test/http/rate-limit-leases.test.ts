@@ -164,11 +164,14 @@ describe('leases', () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     await burst(a, 'key:y', rate, 1);
     const drained = await burst(b, 'key:y', rate, 150);
+    const dryAt = performance.now();
     await a.close();
     // Past the wait b keeps after finding the bucket dry (it does not hear of what comes back before).
     await new Promise((resolve) => setTimeout(resolve, 60));
     const after = await burst(b, 'key:y', rate, 150);
-    t.diagnostic(`b drained ${drained}, then got ${after} once a closed`);
-    assert.ok(after >= 9 && after <= 13, `the 9 tokens a held, and what refilled: ${after}`);
+    // What refilled since the bucket ran dry: 60 ms on a quiet machine (2.4 tokens), more on a busy one.
+    const refilled = Math.ceil(((performance.now() - dryAt) / 1000) * rate.perSecond);
+    t.diagnostic(`b drained ${drained}, then got ${after} once a closed (${refilled} refilled at most)`);
+    assert.ok(after >= 9 && after <= 9 + refilled + 1, `the 9 tokens a held, and what refilled: ${after}`);
   });
 });
