@@ -2,12 +2,16 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from './usage-error.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
+/** parseArgs' answer for these options, named so the declaration build can write it. */
+type Parsed<T extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T; allowPositionals: boolean; strict: true }>
+>;
 
 /**
  * parseArgs, with an unknown option told in one line that names the one meant when it is a near miss
  * (`--scope` for `--scopes`: one is a prefix of the other), or else the options there are.
  */
-export function parseOptions<T extends Options>(args: string[], options: T, allowPositionals = false) {
+export function parseOptions<T extends Options>(args: string[], options: T, allowPositionals = false): Parsed<T> {
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {
