@@ -139,10 +139,10 @@ export interface ClaimQuery {
   readonly leaseMs: number;
   /** Deliveries to claim at most. */
   readonly limit: number;
-  /** Deliveries in flight per endpoint at most, counting those in `inFlight`. */
-  readonly perEndpoint: number;
-  /** Deliveries the caller has in flight, by endpoint id. */
-  readonly inFlight: ReadonlyMap<number, number>;
+  /** Deliveries to take per endpoint at most (its free slots), by endpoint id. */
+  readonly free: ReadonlyMap<number, number>;
+  /** Deliveries to take at most of an endpoint not in `free`. */
+  readonly freeOtherwise: number;
 }
 
 /** A claimed delivery, with everything its attempt needs. */

@@ -17,17 +17,21 @@ export interface AttemptContext extends DispatcherOptions {
 }
 
 /**
- * One attempt of a claimed delivery: signs and sends it, frees the endpoint's slot (`release`) once the
- * request is over, records the outcome, then logs and counts it.
+ * One attempt of a claimed delivery: signs and sends it, frees the endpoint's slot (`release`, told whether
+ * it was delivered) once the request is over, records the outcome, then logs and counts it.
  */
-export async function runAttempt(delivery: DueDelivery, release: () => void, context: AttemptContext): Promise<void> {
+export async function runAttempt(
+  delivery: DueDelivery,
+  release: (delivered: boolean) => void,
+  context: AttemptContext,
+): Promise<void> {
   const { timeoutMs, policy, log, metrics, signal, agent } = context;
   const attemptedAt = new Date();
   const id = eventId(delivery.event.seq);
   const body = JSON.stringify(toEvent(delivery.event));
   const headers = webhookHeaders(delivery.endpoint.secret, id, attemptedAt, body);
   const result = await sendWebhook({ url: delivery.endpoint.url, headers, body }, { policy, timeoutMs, signal, agent });
-  release();
+  release(result.delivered);
   if (signal.aborted) return;
   const outcome = outcomeOf(delivery, result, attemptedAt, context.retrySchedule);
   const recorded = await record(outcome, context);

@@ -5,15 +5,23 @@ import { runAttempt } from './delivery-attempt.js';
 import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import { EndpointAgents } from './endpoint-agents.js';
+import { EndpointSlots } from './endpoint-slots.js';
 
 /** How often due deliveries are looked for: other instances' events start within this (+ one claim). */
 const POLL_MS = 500;
 /**
- * Requests in flight per endpoint, and attempts (with their recording) in all: a slow endpoint holds its
- * own slots, never the others'. 16 per endpoint: at 4, one endpoint answering at once got 200 deliveries/s.
+ * Requests in flight per endpoint once it has proven itself (EndpointSlots: it starts at one): at 4, one
+ * endpoint answering at once got 200 deliveries/s. Endpoints still below it (new, or failing) share TRIAL.
  */
 export const PER_ENDPOINT = 16;
+const TRIAL = 256;
+/**
+ * Attempts started in the last SLOW_MS (with their recording), in all: the work the process does at once.
+ * An attempt still waiting for its answer after SLOW_MS no longer counts here (it holds a socket and a
+ * timer, no work), so endpoints that hang cannot fill the process: they hold only their own slots.
+ */
 const IN_FLIGHT = 64;
+const SLOW_MS = 500;
 /**
  * After a claim that took nothing (nothing due, or every endpoint with work at its bound), the next waits
  * this long: under load every write and every answer wakes the dispatcher, and one claim then serves all
@@ -42,9 +50,10 @@ const STOP_WAIT_MS = 2000;
 export class Dispatcher {
   readonly #options: DispatcherOptions;
   readonly #leaseMs: number;
-  /** Attempts in flight, by endpoint id (what claims count against PER_ENDPOINT). */
-  readonly #inFlight = new Map<number, number>();
+  readonly #slots = new EndpointSlots({ perEndpoint: PER_ENDPOINT, trial: TRIAL });
   readonly #attempts = new Set<Promise<void>>();
+  /** Attempts that count against IN_FLIGHT: started less than SLOW_MS ago and not yet recorded. */
+  #busy = 0;
   /** Aborts the attempts still in flight once the stop's wait is over. */
   readonly #abandon = new AbortController();
   readonly #agents: EndpointAgents;
@@ -66,8 +75,8 @@ export class Dispatcher {
     this.#options = options;
     this.#leaseMs = options.timeoutMs + LEASE_MARGIN_MS;
     this.#agents = new EndpointAgents(options.policy, PER_ENDPOINT);
-    // Each attempt in flight listens for the stop (Node warns past 10 listeners).
-    setMaxListeners(IN_FLIGHT, this.#abandon.signal);
+    // Each attempt in flight listens for the stop; they are bounded by the slots, not by a constant.
+    setMaxListeners(0, this.#abandon.signal);
   }
 
   start(): void {
@@ -128,7 +137,7 @@ export class Dispatcher {
   async #claim(): Promise<number> {
     const allowed = this.#pace.allowance - this.#startedInWindow;
     if (allowed <= 0) this.#heldBack = true;
-    const limit = Math.min(IN_FLIGHT - this.#attempts.size, allowed);
+    const limit = Math.min(IN_FLIGHT - this.#busy, allowed);
     if (limit <= 0) return 0;
     let due: DueDelivery[];
     try {
@@ -136,8 +145,7 @@ export class Dispatcher {
         now: new Date(),
         leaseMs: this.#leaseMs,
         limit,
-        perEndpoint: PER_ENDPOINT,
-        inFlight: this.#inFlight,
+        ...this.#slots.free(Date.now()),
       });
     } catch (error) {
       if (!this.#claimsFailing)
@@ -156,15 +164,23 @@ export class Dispatcher {
 
   #begin(delivery: DueDelivery): void {
     const endpoint = delivery.endpoint.id;
-    this.#inFlight.set(endpoint, (this.#inFlight.get(endpoint) ?? 0) + 1);
+    this.#slots.begin(endpoint, Date.now());
+    this.#busy++;
+    let busy = true;
+    const idle = () => {
+      if (!busy) return;
+      busy = false;
+      this.#busy--;
+      this.wake();
+    };
+    const slow = setTimeout(idle, SLOW_MS);
+    slow.unref();
     let released = false;
     // The endpoint's slot is free once its request is over; recording the attempt does not hold it.
-    const release = () => {
+    const release = (delivered: boolean) => {
       if (released) return;
       released = true;
-      const left = (this.#inFlight.get(endpoint) ?? 1) - 1;
-      if (left > 0) this.#inFlight.set(endpoint, left);
-      else this.#inFlight.delete(endpoint);
+      this.#slots.end(endpoint, delivered, Date.now());
       this.wake();
     };
     const attempt = runAttempt(delivery, release, {
@@ -175,8 +191,9 @@ export class Dispatcher {
       .catch((error: unknown) => this.#options.log.error({ err: error }, 'webhook attempt failed unexpectedly'))
       .finally(() => {
         this.#attempts.delete(attempt);
-        release();
-        this.wake();
+        clearTimeout(slow);
+        release(false);
+        idle();
       });
     this.#attempts.add(attempt);
   }

@@ -143,9 +143,9 @@ describe('delivery plans [postgres]', { skip }, () => {
     return { store, client, endpoint: Number(id), analyze };
   }
 
-  const claimValues = (inFlight: Record<number, number>) => {
+  const claimValues = (free: Record<number, number>) => {
     const now = new Date(Date.now() + 60_000);
-    return [now, new Date(now.getTime() + 60_000), JSON.stringify(inFlight), 16, 64];
+    return [now, new Date(now.getTime() + 60_000), JSON.stringify(free), 16, 64];
   };
 
   function readsOfDeliveries(plan: PlanNode[]): PlanNode[] {
@@ -177,13 +177,13 @@ describe('delivery plans [postgres]', { skip }, () => {
   test('an endpoint at its bound is not read at all; claims in flight elsewhere are all a claim skips', async (t) => {
     const { store, client, endpoint, analyze } = await backlog(t);
     await client.query('ANALYZE');
-    const full = readsOfDeliveries(await analyze(POSTGRES_QUERIES.claim, claimValues({ [endpoint]: 16 })));
+    const full = readsOfDeliveries(await analyze(POSTGRES_QUERIES.claim, claimValues({ [endpoint]: 0 })));
     assert.ok(
       full.every((node) => (node['Actual Loops'] ?? 0) === 0),
       full.map(describeNode).join('\n'),
     );
     const now = new Date(Date.now() + 60_000);
-    const query = { now, leaseMs: 60_000, limit: 64, perEndpoint: 16, inFlight: new Map() };
+    const query = { now, leaseMs: 60_000, limit: 64, free: new Map(), freeOtherwise: 16 };
     assert.equal((await store.deliveries.claim(query)).length, 16, 'another instance has 16 in flight');
     const [due] = readsOfDeliveries(await analyze(POSTGRES_QUERIES.claim, claimValues({})));
     assert.equal(due?.['Actual Rows'], 16);

@@ -46,7 +46,7 @@ eachBackend((backend) => {
       const b = await endpoint(store, 'https://b.example.com/');
       await pets(store, 5);
       const now = later();
-      const first = await store.deliveries.claim(claimQuery(now, { perEndpoint: 2 }));
+      const first = await store.deliveries.claim(claimQuery(now, { freeOtherwise: 2 }));
       assert.deepEqual(first.map((delivery) => delivery.endpoint.id).sort(), [a.id, a.id, b.id, b.id].sort());
       const one = first.find((delivery) => delivery.endpoint.id === a.id) as DueDelivery;
       assert.deepEqual(one.endpoint, { id: a.id, url: 'https://a.example.com/', secret: SECRET });
@@ -58,11 +58,11 @@ eachBackend((backend) => {
       );
       assert.deepEqual(names.sort(), ['p0', 'p1'], 'oldest due first');
 
-      const inFlight = new Map([
-        [a.id, 2],
-        [b.id, 1],
+      const free = new Map([
+        [a.id, 1],
+        [b.id, 2],
       ]);
-      const second = await store.deliveries.claim(claimQuery(now, { perEndpoint: 3, inFlight }));
+      const second = await store.deliveries.claim(claimQuery(now, { free, freeOtherwise: 0 }));
       assert.deepEqual(second.map((delivery) => delivery.endpoint.id).sort(), [a.id, b.id, b.id].sort());
       const ids = [...first, ...second].map((delivery) => delivery.id);
       assert.equal(new Set(ids).size, ids.length, 'nothing claimed twice');

@@ -4,7 +4,7 @@ import {
   deliveryStatsQuery,
   dueFromRow,
   dueOfEndpoint,
-  inFlightJson,
+  freeJson,
 } from '../shared/delivery-rows.js';
 import { asDate } from '../shared/rows.js';
 import type { DeliveryStore } from '../store.js';
@@ -27,13 +27,13 @@ export const IN_INDEX_ORDER = ['enable_sort = off', 'jit = off'];
 /** The statements, exported so a test can check their plans. */
 export const DELIVERY_QUERIES = {
   /**
-   * One statement claims: for each enabled endpoint, its free slots (perEndpoint $4 − in flight $3, at most
-   * the limit $5) of its oldest due deliveries, locked as they are read; rows another instance is claiming
+   * One statement claims: for each enabled endpoint, its free slots (from $3 by id, else $4; at most the
+   * limit $5) of its oldest due deliveries, locked as they are read; rows another instance is claiming
    * right now are skipped (SKIP LOCKED), never waited for, and a row changed since the snapshot is checked
    * again on its newest version once locked. Of those, the $5 oldest due are claimed until $2.
    */
   claim: `WITH slots AS (
-      SELECT w.id, least($5::int, $4::int - coalesce(($3::jsonb ->> w.id::text)::int, 0)) AS free
+      SELECT w.id, least($5::int, coalesce(($3::jsonb ->> w.id::text)::int, $4::int)) AS free
       FROM webhook_endpoints w WHERE w.enabled
     ),
     due AS (
@@ -79,7 +79,7 @@ export class PostgresDeliveryStore implements DeliveryStore {
     // At most as many deliveries per endpoint as the claim may take: fan-out keeps the dispatcher's pace.
     await this.#fanOut.step(query.limit);
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
-    const values = [query.now, claimedUntil, inFlightJson(query.inFlight), query.perEndpoint, query.limit];
+    const values = [query.now, claimedUntil, freeJson(query.free), query.freeOtherwise, query.limit];
     const rows = await this.#db.transaction(
       async (client) =>
         (await client.query<DueDeliveryRow<Date>>({ name: 'deliveries-claim', text: DELIVERY_QUERIES.claim, values }))

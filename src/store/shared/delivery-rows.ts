@@ -68,5 +68,5 @@ export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate
   };
 }
 
-/** The in-flight counts as a JSON object by endpoint id, which SQL reads once per endpoint. */
-export const inFlightJson = (inFlight: ReadonlyMap<number, number>) => JSON.stringify(Object.fromEntries(inFlight));
+/** The free slots as a JSON object by endpoint id, which SQL reads once per endpoint. */
+export const freeJson = (free: ReadonlyMap<number, number>) => JSON.stringify(Object.fromEntries(free));

@@ -74,7 +74,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
     const now = query.now.getTime();
     const due: DueRow[] = [];
     for (const endpoint of this.#enabled.all()) {
-      const limit = Math.min(query.limit, query.perEndpoint - (query.inFlight.get(endpoint) ?? 0));
+      const limit = Math.min(query.limit, query.free.get(endpoint) ?? query.freeOtherwise);
       if (limit > 0) due.push(...this.#due.all({ endpoint, now, limit }));
     }
     due.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
