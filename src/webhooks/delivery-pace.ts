@@ -37,11 +37,18 @@ export class DeliveryPace {
     return this.#allowance;
   }
 
-  /** Ends a window in which `started` attempts began and the loop was `utilization` busy; the next window's allowance. */
-  observe(utilization: number, started: number): number {
+  /**
+   * Ends a window in which `started` attempts began, the API answered `answered` requests and the loop was
+   * `utilization` busy; the next window's allowance. A window in which the API answered nothing counts as
+   * room whatever the loop did: it was busy with the engine's own work (claims, fan-out, attempts), and no
+   * request waited; an idle process drains a backlog at full speed.
+   */
+  observe(utilization: number, started: number, answered: number): number {
     const { floor, ceiling } = this.#bounds;
-    if (utilization >= BUSY) this.#allowance = Math.max(floor, Math.floor(Math.min(started, this.#allowance) / 2));
-    else if (utilization < ROOMY) this.#allowance = Math.min(ceiling, this.#allowance * 2);
+    const busy = answered > 0 && utilization >= BUSY;
+    const roomy = answered === 0 || utilization < ROOMY;
+    if (busy) this.#allowance = Math.max(floor, Math.floor(Math.min(started, this.#allowance) / 2));
+    else if (roomy) this.#allowance = Math.min(ceiling, this.#allowance * 2);
     return this.#allowance;
   }
 }

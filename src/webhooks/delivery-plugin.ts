@@ -23,7 +23,7 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * Runs the webhook dispatcher with the app: from ready until close (it stops before the store closes).
  * A successful write answered here may have recorded events, so it wakes the dispatcher at once; events
- * of other processes are found by its poll.
+ * of other processes are found by its poll. Every answer tells the dispatcher's pace that the API is busy.
  */
 export const webhookDelivery = fp(
   async (app: FastifyInstance, { store, metrics, policy, timeoutMs, retrySchedule }: PluginOptions) => {
@@ -38,6 +38,7 @@ export const webhookDelivery = fp(
     app.addHook('onReady', async () => dispatcher.start());
     app.addHook('preClose', async () => dispatcher.stop());
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      dispatcher.answered();
       if (WRITES.has(request.method) && reply.statusCode < 300) dispatcher.wake();
       done();
     });

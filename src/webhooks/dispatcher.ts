@@ -58,8 +58,9 @@ export class Dispatcher {
   readonly #abandon = new AbortController();
   readonly #agents: EndpointAgents;
   readonly #pace = new DeliveryPace(PACE);
-  /** Attempts begun in the current pace window, and whether a claim was held back by its allowance. */
+  /** Attempts begun and API requests answered in the current pace window; whether a claim was held back. */
   #startedInWindow = 0;
+  #answeredInWindow = 0;
   #heldBack = false;
   #stopWatching: (() => void) | undefined;
   #poll: NodeJS.Timeout | undefined;
@@ -86,10 +87,16 @@ export class Dispatcher {
     this.wake();
   }
 
-  /** A new pace window: its allowance from the last one's utilization; a claim held back goes now. */
+  /** The API answered a request (the pace yields only to a loop busy with requests). */
+  answered(): void {
+    this.#answeredInWindow++;
+  }
+
+  /** A new pace window: its allowance from the last one's; a claim held back goes now. */
   #endWindow(utilization: number): void {
-    this.#pace.observe(utilization, this.#startedInWindow);
+    this.#pace.observe(utilization, this.#startedInWindow, this.#answeredInWindow);
     this.#startedInWindow = 0;
+    this.#answeredInWindow = 0;
     if (!this.#heldBack) return;
     this.#heldBack = false;
     this.wake();

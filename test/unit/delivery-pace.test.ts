@@ -13,34 +13,41 @@ describe('DeliveryPace', () => {
   test('busy windows halve what was started, down to the floor and never below it', () => {
     const pace = new DeliveryPace(bounds);
     // Halves the attempts actually started, not an allowance that went unused.
-    assert.equal(pace.observe(0.8, 160), 80);
-    assert.equal(pace.observe(1, 80), 40);
-    assert.equal(pace.observe(1, 40), 20);
-    assert.equal(pace.observe(0.75, 20), 10);
-    assert.equal(pace.observe(1, 10), 10);
+    assert.equal(pace.observe(0.8, 160, 1), 80);
+    assert.equal(pace.observe(1, 80, 1), 40);
+    assert.equal(pace.observe(1, 40, 1), 20);
+    assert.equal(pace.observe(0.75, 20, 1), 10);
+    assert.equal(pace.observe(1, 10, 1), 10);
     // Nothing started (nothing due) while busy: the floor, so a burst of due work starts paced.
-    assert.equal(new DeliveryPace(bounds).observe(1, 0), 10);
+    assert.equal(new DeliveryPace(bounds).observe(1, 0, 1), 10);
   });
 
   test('however long the loop stays busy, deliveries still get the floor', () => {
     const pace = new DeliveryPace(bounds);
-    for (let window = 0; window < 1000; window++) pace.observe(1, pace.allowance);
+    for (let window = 0; window < 1000; window++) pace.observe(1, pace.allowance, 1);
     assert.equal(pace.allowance, 10);
   });
 
   test('windows with room double the allowance up to the ceiling', () => {
     const pace = new DeliveryPace(bounds);
-    pace.observe(1, 0);
-    const grown = [0.4, 0.1, 0, 0.49, 0.3, 0.2, 0.1, 0].map((utilization) => pace.observe(utilization, 5));
+    pace.observe(1, 0, 1);
+    const grown = [0.4, 0.1, 0, 0.49, 0.3, 0.2, 0.1, 0].map((utilization) => pace.observe(utilization, 5, 1));
     assert.deepEqual(grown, [20, 40, 80, 160, 320, 640, 1000, 1000]);
+  });
+
+  test('a busy window in which the API answered nothing is room: the loop was busy with deliveries alone', () => {
+    const pace = new DeliveryPace(bounds);
+    assert.equal(pace.observe(1, 160, 1), 80);
+    assert.equal(pace.observe(1, 80, 0), 160);
+    assert.equal(pace.observe(0.6, 80, 0), 320);
   });
 
   test('in between busy and roomy, the allowance holds', () => {
     const pace = new DeliveryPace(bounds);
-    pace.observe(1, 40);
+    pace.observe(1, 40, 1);
     assert.equal(pace.allowance, 20);
-    assert.equal(pace.observe(0.5, 20), 20);
-    assert.equal(pace.observe(0.74, 3), 20);
+    assert.equal(pace.observe(0.5, 20, 1), 20);
+    assert.equal(pace.observe(0.74, 3, 1), 20);
   });
 });
 
