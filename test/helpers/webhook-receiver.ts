@@ -4,6 +4,8 @@ import { waitUntil } from './eventually.js';
 
 /** One request a receiver got. */
 export interface Received {
+  /** The request's path (and query), as sent. */
+  readonly path: string;
   readonly headers: Record<string, string>;
   readonly body: string;
   /** Date.now() when the whole request had arrived. */
@@ -46,7 +48,12 @@ export async function startReceiver(t: TestContext, answer: Answer = () => ({ st
           Array.isArray(value) ? value.join(', ') : `${value}`,
         ]),
       );
-      const request: Received = { headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const request: Received = {
+        path: req.url ?? '',
+        headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
       const reply = answer(received.length, request);
       received.push(request);
       if (reply === 'hang') return;

@@ -145,7 +145,7 @@ describe('delivery plans [postgres]', { skip }, () => {
 
   const claimValues = (free: Record<number, number>) => {
     const now = new Date(Date.now() + 60_000);
-    return [now, new Date(now.getTime() + 60_000), JSON.stringify(free), 16, 64];
+    return [now, new Date(now.getTime() + 60_000), JSON.stringify(free), 16, 64, 0];
   };
 
   function readsOfDeliveries(plan: PlanNode[]): PlanNode[] {
@@ -206,13 +206,13 @@ describe('delivery plans [postgres]', { skip }, () => {
   test("fan-out reads each endpoint's span of events through events_position, in (tx, seq) order", async (t) => {
     const { client, analyze } = await backlog(t);
     await client.query('ANALYZE');
-    // The disabled endpoint, enabled at position (0, 0): a step queues the 16 events after it and moves it
-    // on; the other endpoint is at the newest event already.
+    // The disabled endpoint, enabled at position (0, 0): a step of 32 deliveries between the two endpoints
+    // queues the 16 events after it and moves it on; the other endpoint is at the newest event already.
     await client.query('UPDATE webhook_endpoints SET enabled = true WHERE id = 2');
     // Prepared, as the store runs it: after five runs PostgreSQL may keep a generic plan.
     for (const mode of ['force_custom_plan', 'force_generic_plan']) {
       await client.query(`SET plan_cache_mode = ${mode}`);
-      const plan = await analyze(POSTGRES_FAN_OUT.step, [16]);
+      const plan = await analyze(POSTGRES_FAN_OUT.step, [32]);
       const events = plan.filter((node) => node['Relation Name'] === 'events');
       assert.ok(events.length > 0, plan.map(describeNode).join('\n'));
       for (const node of events) {
@@ -221,7 +221,7 @@ describe('delivery plans [postgres]', { skip }, () => {
         assert.ok((node['Actual Rows'] ?? 0) <= reach, `${mode}, reads its reach, not more: ${describeNode(node)}`);
       }
     }
-    const step = () => client.query(POSTGRES_FAN_OUT.step, [16]);
+    const step = () => client.query(POSTGRES_FAN_OUT.step, [32]);
     const queued = async () =>
       (
         await client.query(`SELECT count(*)::int AS n, min(event_seq)::int AS first, max(event_seq)::int AS last

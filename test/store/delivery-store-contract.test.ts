@@ -72,6 +72,19 @@ eachBackend((backend) => {
       assert.deepEqual(await store.deliveries.claim(claimQuery(later(1000))), []);
     });
 
+    test('with 1,000 endpoints a claim queues a bounded step, not its limit of events for each, and takes turns', async (t) => {
+      const fixture = await backend.create();
+      t.after(() => fixture.dispose());
+      const { store } = fixture;
+      for (let i = 0; i < 1000; i++) await endpoint(store, `https://hooks.example.com/${i}`);
+      await pets(store, 100);
+      const claimed = await store.deliveries.claim(claimQuery(later(), { limit: 64, freeOtherwise: 1 }));
+      assert.equal(new Set(claimed.map((delivery) => delivery.endpoint.id)).size, 64, 'one of each of 64 endpoints');
+      const [queued] = await fixture.sql('SELECT count(*) AS n FROM webhook_deliveries');
+      // One event for each endpoint (QUEUE_PER_STEP shared by 1,000: at least one each); it was 64 each.
+      assert.equal(Number(queued?.n), 1000);
+    });
+
     test('a claim holds until its lease; then another takes it, and the late finisher records nothing', async (t) => {
       const store = await fresh(t);
       const { id } = await endpoint(store);

@@ -6,6 +6,7 @@ import {
   dueOfEndpoint,
   freeJson,
 } from '../shared/delivery-rows.js';
+import { FanOutCadence } from '../shared/fan-out-reach.js';
 import { asDate } from '../shared/rows.js';
 import type { DeliveryStore } from '../store.js';
 import { deliveryFinishBatch } from './delivery-finish-batch.js';
@@ -27,22 +28,22 @@ export const IN_INDEX_ORDER = ['enable_sort = off', 'jit = off'];
 /** The statements, exported so a test can check their plans. */
 export const DELIVERY_QUERIES = {
   /**
-   * One statement claims: for each enabled endpoint, its free slots (from $3 by id, else $4; at most the
-   * limit $5) of its oldest due deliveries, locked as they are read; rows another instance is claiming
-   * right now are skipped (SKIP LOCKED), never waited for, and a row changed since the snapshot is checked
-   * again on its newest version once locked. Of those, the $5 oldest due are claimed until $2.
+   * One statement claims: the enabled endpoints in turn, from the one after $6 (where the last claim
+   * stopped), each its free slots (from $3 by id, else $4) of its oldest due deliveries, locked as they are
+   * read, until $5 are taken: with 1,000 endpoints and a backlog a claim probes a few of them, not all.
+   * Rows another instance is claiming right now are skipped (SKIP LOCKED), never waited for, and a row
+   * changed since the snapshot is checked again on its newest version once locked. They are claimed until $2.
    */
   claim: `WITH slots AS (
       SELECT w.id, least($5::int, coalesce(($3::jsonb ->> w.id::text)::int, $4::int)) AS free
-      FROM webhook_endpoints w WHERE w.enabled
+      FROM webhook_endpoints w WHERE w.enabled ORDER BY w.id <= $6::bigint, w.id
     ),
     due AS (
-      SELECT d.id, d.next_attempt_at FROM slots s CROSS JOIN LATERAL (${DUE} FOR UPDATE OF d SKIP LOCKED) d
-      WHERE s.free > 0
+      SELECT d.id FROM slots s CROSS JOIN LATERAL (${DUE} FOR UPDATE OF d SKIP LOCKED) d
+      WHERE s.free > 0 LIMIT $5
     ),
     claimed AS (
-      UPDATE webhook_deliveries d SET claimed_until = $2
-      FROM (SELECT id FROM due ORDER BY next_attempt_at, id LIMIT $5) picked WHERE d.id = picked.id
+      UPDATE webhook_deliveries d SET claimed_until = $2 FROM due WHERE d.id = due.id
       RETURNING d.id, d.attempts, d.endpoint_id, d.event_seq
     )
     SELECT c.id AS delivery_id, c.attempts, c.endpoint_id, w.url, w.secret,
@@ -67,6 +68,11 @@ export class PostgresDeliveryStore implements DeliveryStore {
   readonly #db: Database;
   readonly #fanOut: PostgresFanOut;
   readonly #finishes: StatementBatch<AttemptOutcome, boolean, Set<number>>;
+  /** The endpoint the last claim stopped at: the next starts after it. */
+  #last = 0;
+  /** The last claim took less than it could: the next one fans out first. */
+  #short = true;
+  readonly #cadence = new FanOutCadence();
 
   constructor(db: Database, fanOut: PostgresFanOut) {
     this.#db = db;
@@ -76,15 +82,24 @@ export class PostgresDeliveryStore implements DeliveryStore {
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
     if (query.limit <= 0) return [];
-    // At most as many deliveries per endpoint as the claim may take: fan-out keeps the dispatcher's pace.
-    await this.#fanOut.step(query.limit);
+    // A backlog is queued as it is sent: a step (QUEUE_PER_STEP) once what is queued ran short.
+    const now = Date.now();
+    if (this.#short || this.#cadence.overdue(now)) {
+      this.#cadence.stepped(now);
+      await this.#fanOut.step();
+    }
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
-    const values = [query.now, claimedUntil, freeJson(query.free), query.freeOtherwise, query.limit];
+    const values = [query.now, claimedUntil, freeJson(query.free), query.freeOtherwise, query.limit, this.#last];
     const rows = await this.#db.transaction(
       async (client) =>
         (await client.query<DueDeliveryRow<Date>>({ name: 'deliveries-claim', text: DELIVERY_QUERIES.claim, values }))
           .rows,
       { settings: IN_INDEX_ORDER },
+    );
+    this.#short = rows.length < query.limit;
+    this.#last = nextInTurn(
+      this.#last,
+      rows.map((row) => row.endpoint_id),
     );
     return rows.map((row) => dueFromRow(row, claimedUntil, asDate));
   }
@@ -120,4 +135,11 @@ export class PostgresDeliveryStore implements DeliveryStore {
     const oldestPendingSeconds = oldest === null ? 0 : Math.max(0, (now.getTime() - oldest.getTime()) / 1000);
     return { pending: row?.pending ?? 0, oldestPendingSeconds };
   }
+}
+
+/** Where a claim that took from `endpoints`, starting after `last`, stopped: the last of them in that turn. */
+function nextInTurn(last: number, endpoints: number[]): number {
+  const after = endpoints.filter((id) => id > last);
+  const turn = after.length > 0 ? after : endpoints;
+  return turn.length > 0 ? Math.max(...turn) : last;
 }

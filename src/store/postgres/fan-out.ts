@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { UnqueuedSql } from '../shared/delivery-rows.js';
-import { READ_PER_QUEUED } from '../shared/fan-out-reach.js';
+import { QUEUE_PER_STEP, READ_PER_QUEUED } from '../shared/fan-out-reach.js';
 import { ENDED } from './events.js';
 import type { Database } from './postgres-db.js';
 
@@ -35,18 +35,23 @@ const QUEUE = `queued AS (
 export const FAN_OUT_QUERIES = {
   /**
    * Every enabled endpoint with events to fan out, locked (one another instance is fanning out is skipped,
-   * not waited for): of the next $1 × READ_PER_QUEUED events after its position, queues the deliveries of
-   * those up to its $1-th subscribed one, and moves it to the last event taken.
+   * not waited for): of the next reach × READ_PER_QUEUED events after its position, queues the deliveries
+   * of those up to its reach-th subscribed one, and moves it to the last event taken. The reach is $1
+   * deliveries shared by the enabled endpoints, at least one event each.
    */
-  step: `WITH locked AS (
+  step: `WITH reach AS (
+      SELECT greatest(1, ceil($1::numeric / greatest(1, count(*))))::int AS events
+      FROM webhook_endpoints WHERE enabled
+    ),
+    locked AS (
       ${ENDPOINT} WHERE w.enabled AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED
     ),
     span AS (
       SELECT w.id, e.tx, e.seq, e.at, e.subscribed FROM locked w CROSS JOIN LATERAL (
         SELECT e.tx, e.seq, e.at, ${SUBSCRIBED} AS subscribed,
           count(*) FILTER (WHERE ${SUBSCRIBED}) OVER (ORDER BY e.tx, e.seq) AS subscribed_through
-        FROM (${AFTER_POSITION} LIMIT $1 * ${READ_PER_QUEUED}) e
-      ) e WHERE e.subscribed_through <= $1
+        FROM (${AFTER_POSITION} LIMIT (SELECT events FROM reach) * ${READ_PER_QUEUED}) e
+      ) e WHERE e.subscribed_through <= (SELECT events FROM reach)
     ),
     ${QUEUE},
     through AS (SELECT DISTINCT ON (id) id, tx, seq FROM span ORDER BY id, tx DESC, seq DESC)
@@ -82,7 +87,7 @@ const SETTLE_POLL_MS = 2;
  * Fan-out on PostgreSQL: an event's deliveries are queued after its commit, not in it (docs/decisions.md,
  * "Fan-out"). Each endpoint keeps the (tx, seq) of the last event it was fanned out to, and follows the
  * feed: only events whose transactions have ended, in (tx, seq) order, so none can commit behind a
- * position (events.ts). A claim first steps every enabled endpoint on by at most its limit of deliveries;
+ * position (events.ts). A claim that found less due than it could take steps the endpoints on first;
  * a subscription change first settles the old one, so an event goes to the endpoints subscribed and
  * enabled when it was recorded. Each step or settle is one statement: the queue and the move commit together.
  */
@@ -93,9 +98,9 @@ export class PostgresFanOut {
     this.#db = db;
   }
 
-  /** Fans every enabled endpoint out to at most `span` more events of its types (1 or more). */
-  async step(span: number): Promise<void> {
-    await this.#db.count('fan-out-step', FAN_OUT_QUERIES.step, [span]);
+  /** Fans the enabled endpoints out to about QUEUE_PER_STEP more deliveries, at least one event each. */
+  async step(): Promise<void> {
+    await this.#db.count('fan-out-step', FAN_OUT_QUERIES.step, [QUEUE_PER_STEP]);
   }
 
   /**

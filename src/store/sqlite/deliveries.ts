@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { AttemptOutcome, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
 import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint } from '../shared/delivery-rows.js';
+import { FanOutCadence, QUEUE_PER_STEP } from '../shared/fan-out-reach.js';
 import { fromMilliseconds } from '../shared/rows.js';
 import type { DeliveryStore } from '../store.js';
 import { type SqliteFanOut, UNQUEUED } from './fan-out.js';
@@ -8,7 +9,7 @@ import type { GroupCommit } from './group-commit.js';
 
 /** The statements, exported so a test can check their plans. */
 export const DELIVERY_QUERIES = {
-  enabled: 'SELECT id FROM webhook_endpoints WHERE enabled = 1',
+  enabled: 'SELECT id FROM webhook_endpoints WHERE enabled = 1 ORDER BY id',
   due: dueOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit' }),
   claim: 'UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?))',
   claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.url, w.secret,
@@ -37,7 +38,6 @@ const RECORD_WITHIN_MS = 10;
 
 interface DueRow {
   id: number;
-  next_attempt_at: number;
 }
 
 /**
@@ -56,6 +56,9 @@ export class SqliteDeliveryStore implements DeliveryStore {
   readonly #stats: Database.Statement<[], { pending: number; oldest: number | null }>;
   readonly #writes: GroupCommit;
   readonly #fanOut: SqliteFanOut;
+  /** The endpoint the last claim stopped at: the next starts after it. */
+  #last = 0;
+  readonly #cadence = new FanOutCadence();
 
   constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut) {
     this.#writes = writes;
@@ -69,27 +72,44 @@ export class SqliteDeliveryStore implements DeliveryStore {
     this.#stats = db.prepare(DELIVERY_QUERIES.stats);
   }
 
-  /** The deliveries a claim may take: each enabled endpoint's oldest due, up to its free slots, then the oldest. */
-  #lookDue(query: ClaimQuery): number[] {
+  /**
+   * The deliveries a claim may take (at most `limit`, or `want`): the enabled endpoints in turn, from the
+   * one after where the last claim stopped, each its oldest due up to its free slots. Stops once it has
+   * enough: with 1,000 endpoints and a backlog, a claim reads a few endpoints, not all of them and their
+   * 16 oldest each. Returns them with the endpoint it stopped at.
+   */
+  #lookDue(query: ClaimQuery, endpoints: number[], want = query.limit): { ids: number[]; last: number } {
     const now = query.now.getTime();
-    const due: DueRow[] = [];
-    for (const endpoint of this.#enabled.all()) {
-      const limit = Math.min(query.limit, query.free.get(endpoint) ?? query.freeOtherwise);
-      if (limit > 0) due.push(...this.#due.all({ endpoint, now, limit }));
+    const start = endpoints.findIndex((id) => id > this.#last);
+    const ids: number[] = [];
+    let last = this.#last;
+    for (let i = 0; i < endpoints.length && ids.length < want; i++) {
+      const endpoint = endpoints[(Math.max(0, start) + i) % endpoints.length] as number;
+      const limit = Math.min(want - ids.length, query.free.get(endpoint) ?? query.freeOtherwise);
+      if (limit <= 0) continue;
+      for (const row of this.#due.all({ endpoint, now, limit })) ids.push(row.id);
+      last = endpoint;
     }
-    due.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
-    return due.slice(0, query.limit).map((row) => row.id);
+    return { ids, last };
   }
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
-    if (query.limit <= 0 || (this.#lookDue(query).length === 0 && !this.#fanOut.behind())) return [];
+    if (query.limit <= 0) return [];
+    if (!this.#fanOut.behind() && this.#lookDue(query, this.#enabled.all(), 1).ids.length === 0) return [];
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
     return this.#writes.run(() => {
-      // At most as many deliveries per endpoint as the claim may take: fan-out keeps the dispatcher's
-      // pace, and a backlog is queued as it is sent, never all in one write.
-      this.#fanOut.step(query.limit);
+      const endpoints = this.#enabled.all();
       // Again under the write lock: another process may have claimed some since the look.
-      const ids = JSON.stringify(this.#lookDue(query));
+      let { ids: due, last } = this.#lookDue(query, endpoints);
+      // A backlog is queued as it is sent: a step (QUEUE_PER_STEP) when what is queued runs short.
+      const now = Date.now();
+      if ((due.length < query.limit || this.#cadence.overdue(now)) && this.#fanOut.behind()) {
+        this.#cadence.stepped(now);
+        this.#fanOut.step(Math.ceil(QUEUE_PER_STEP / Math.max(1, endpoints.length)));
+        ({ ids: due, last } = this.#lookDue(query, endpoints));
+      }
+      this.#last = last;
+      const ids = JSON.stringify(due);
       this.#claim.run(claimedUntil.getTime(), ids);
       return this.#claimed.all(ids).map((row) => dueFromRow(row, claimedUntil, fromMilliseconds));
     });

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
+import type { StoreBackend } from '../helpers/stores.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
+
+/**
+ * A thousand endpoints (docs/decisions.md, "A thousand endpoints"): claims take endpoints in turn and
+ * fan-out queues a bounded step when what is queued runs short; every event still reaches every endpoint,
+ * once. (The store contract holds the step's bound; test/unit/delivery-pace.test.ts the idle pace.)
+ */
+
+const ENDPOINTS = 1000;
+const PETS = 3;
+
+async function registerMany(h: Harness, url: string): Promise<void> {
+  for (let i = 0; i < ENDPOINTS; i += 50) {
+    await Promise.all(
+      Array.from({ length: 50 }, async (_, j) => {
+        const body = { url: `${url}/${i + j}`, events: ['pet.created'] };
+        const result = await h.call('POST', '/v1/webhooks', { body });
+        assert.equal(result.status, 201, result.text);
+      }),
+    );
+  }
+}
+
+function suite(backend: StoreBackend) {
+  test(`${ENDPOINTS} endpoints: each gets every event, once`, async (t) => {
+    const h = await startHarness(t, backend, {
+      webhooks: { allowPrivateUrls: true },
+      webhookDelivery: { timeoutMs: 5000, retrySchedule: [60_000] },
+    });
+    const receiver = await startReceiver(t);
+    await registerMany(h, receiver.url);
+    const started = Date.now();
+    await Promise.all(Array.from({ length: PETS }, () => h.createPets(1)));
+    await receiver.until((got) => got.length >= ENDPOINTS * PETS, 60_000);
+    t.diagnostic(`${ENDPOINTS * PETS} deliveries in ${Date.now() - started} ms`);
+    const sent = new Set(receiver.received.map((request) => `${request.path} ${request.headers['webhook-id']}`));
+    assert.equal(sent.size, ENDPOINTS * PETS, 'each event to each endpoint');
+    assert.equal(receiver.received.length, ENDPOINTS * PETS, 'none twice');
+  });
+}
+
+eachBackend((backend) => {
+  describe(`webhooks to many endpoints [${backend.name}]`, () => suite(backend));
+});
