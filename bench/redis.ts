@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { stopChild } from '../dev/child-exit.js';
 import { commandsRun, redisServerArgs } from '../dev/redis-admin.js';
-import { stopChild } from './children.js';
 import type { Cleanup } from './cleanup.js';
 import { measureUsage } from './usage.js';
 

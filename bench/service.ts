@@ -1,17 +1,11 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { closeSync, createReadStream, openSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { running, stopChild } from './children.js';
+import { LOCAL_SERVICE, serveEnv } from '../dev/petstore-cli.js';
+import { spawnService } from '../dev/service-process.js';
 import type { Cleanup } from './cleanup.js';
 import { processTree } from './usage.js';
 
-/** The working tree's build; a side-by-side run also serves another revision's. */
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
-const READY = /"msg":"ready"/;
 const START_TIMEOUT_MS = 30_000;
 
 /** A program the service runs under (e.g. valgrind), with node flags of its own and more time to start. */
@@ -31,8 +25,7 @@ export interface Wrapper {
  * webhooks may go to the bench's receiver over http://127.0.0.1 (each attempt is checked all the same).
  */
 export const SERVICE_SETTINGS = {
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'info',
+  ...LOCAL_SERVICE,
   RATE_LIMIT_RPS: '1000000',
   RATE_LIMIT_BURST: '1000000',
   WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
@@ -52,23 +45,11 @@ const UNSET = [
 
 /** The service's environment: the settings above, on `databaseUrl`, with Redis at `redisUrl` if given. */
 export function serviceEnv(databaseUrl: string, redisUrl?: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...SERVICE_SETTINGS, PORT: '0', DATABASE_URL: databaseUrl };
-  for (const name of UNSET) {
-    delete env[name];
-  }
-  if (redisUrl !== undefined) env.REDIS_URL = redisUrl;
-  return env;
-}
-
-/** Runs `petstore ...args` (the build at `cli`) to completion; returns its stdout. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv, cli = CLI): Promise<string> {
-  try {
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, ...args], { env, timeout: 60_000 });
-    return stdout;
-  } catch (error) {
-    const { stderr } = error as { stderr?: string };
-    throw new Error(`petstore ${args.join(' ')} failed: ${stderr?.trim() || (error as Error).message}`);
-  }
+  return serveEnv(
+    databaseUrl,
+    { ...SERVICE_SETTINGS, ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }) },
+    UNSET,
+  );
 }
 
 interface RequestLog {
@@ -111,25 +92,6 @@ async function metric(origin: string, name: string): Promise<number> {
   return Number(value);
 }
 
-function logTail(path: string): string {
-  return readFileSync(path, 'utf8').slice(-4000);
-}
-
-/** The origin the service listens on, once it has logged that it is ready. */
-async function untilReady(child: ChildProcess, logPath: string, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = readFileSync(logPath, 'utf8');
-    const origin = READY.test(text) ? LISTENING.exec(text)?.[1] : undefined;
-    if (origin !== undefined) return origin;
-    if (!running(child)) throw new Error(`the service exited before it was ready:\n${logTail(logPath)}`);
-    if (Date.now() > deadline) {
-      throw new Error(`the service was not ready within ${timeoutMs} ms:\n${logTail(logPath)}`);
-    }
-    await sleep(50);
-  }
-}
-
 /**
  * Starts `petstore serve` (`--workers N` when `workers` is above 1; the build at `cli`, the working tree's
  * by default; under `wrapper` if given) with its output in a file (a pipe the bench failed to drain would
@@ -142,27 +104,28 @@ export async function startService(
   {
     cpuProfDir,
     workers,
-    cli = CLI,
+    cli,
     wrapper,
   }: { cpuProfDir: string | undefined; workers: number; cli?: string | undefined; wrapper?: Wrapper | undefined },
 ): Promise<Service> {
-  const log = openSync(logPath, 'a');
   // The profile is written when the process exits, which the graceful stop below lets it do.
   const profile = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
-  const serve = ['serve', ...(workers > 1 ? ['--workers', String(workers)] : [])];
-  const node = [...(wrapper?.nodeFlags ?? []), ...profile, cli, ...serve];
-  const [command, args] =
-    wrapper === undefined ? [process.execPath, node] : [wrapper.command, [...wrapper.args, process.execPath, ...node]];
-  const child = spawn(command, args, { env: { ...env, ...wrapper?.env }, stdio: ['ignore', log, log] });
-  closeSync(log);
+  const service = spawnService({
+    env: { ...env, ...wrapper?.env },
+    args: workers > 1 ? ['--workers', String(workers)] : [],
+    cli,
+    nodeFlags: [...(wrapper?.nodeFlags ?? []), ...profile],
+    wrapper,
+    logFile: logPath,
+  });
   const stop = cleanup.defer('the service', async () => {
-    const exit = await stopChild(child, 'SIGTERM', 15_000);
+    const exit = await service.stop();
     if (exit.code !== 0) process.stderr.write(`bench: the service exited with ${JSON.stringify(exit)}\n`);
   });
-  const { pid } = child;
-  if (pid === undefined) throw new Error(`could not start ${cli}`);
+  const { pid } = service.child;
+  if (pid === undefined) throw new Error(`could not start ${cli ?? 'the service'}`);
 
-  const origin = await untilReady(child, logPath, wrapper?.startTimeoutMs ?? START_TIMEOUT_MS);
+  const origin = await service.ready(wrapper?.startTimeoutMs ?? START_TIMEOUT_MS);
   return {
     pid,
     processes: () => processTree(pid),

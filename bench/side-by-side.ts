@@ -5,6 +5,7 @@
  * the other on this noisy VM (±30 % between runs) cannot give.
  */
 import { join } from 'node:path';
+import { cliStdout, createKey } from '../dev/petstore-cli.js';
 import type { Cleanup } from './cleanup.js';
 import type { ScenarioComparison, StoreComparison } from './comparison-report.js';
 import { freshDatabase } from './databases.js';
@@ -38,7 +39,7 @@ import type { Report } from './report.js';
 import { type BuiltRevision, buildRevision, snapshotWorkingTree } from './revision-build.js';
 import { type Scenario, scenarios } from './scenarios.js';
 import { type Seeded, seed } from './seed.js';
-import { runCli, type Service, serviceEnv, startService, type Wrapper } from './service.js';
+import { type Service, serviceEnv, startService, type Wrapper } from './service.js';
 
 type Version = 'before' | 'after';
 
@@ -119,9 +120,9 @@ async function startSide(
   const { cli } = version === 'before' ? run.before : run.after;
   const database = await freshDatabase(store, dir, cleanup, label);
   const env = { ...serviceEnv(database.url), PORT: String(port) };
-  await runCli(['migrate'], env, cli);
+  await cliStdout(['migrate'], env, cli);
   const seeded = await seed(database, options.pets);
-  const key = (await runCli(['keys', 'create', '--name', 'bench'], env, cli)).trim();
+  const key = await createKey(env, 'bench', cli);
   const service = await startService(env, join(dir, `${label}.log`), cleanup, {
     cpuProfDir: undefined,
     workers: options.workers,

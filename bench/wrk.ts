@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Exit, stopChild } from './children.js';
+import { type Exit, stopChild } from '../dev/child-exit.js';
 import type { Cleanup } from './cleanup.js';
 import {
   fixedRequest,

@@ -9,6 +9,7 @@ import { openStore } from '../store/open-store.js';
 import { announceFirstKey } from './first-key.js';
 import { listenFailure } from './listen-failure.js';
 import { loggerOptions, stdoutDestination } from './log-stream.js';
+import { logReady } from './ready-line.js';
 import { loadTlsFiles } from './tls-files.js';
 import { WorkerLogStream } from './worker-log-relay.js';
 import { workerWriteTurns } from './write-turn-ipc.js';
@@ -70,7 +71,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (options.worker !== true) {
       // After listening, so a server that cannot start never consumes the one-time first key.
       await announceFirstKey(store, options.out ?? process.stderr);
-      app.log.info({ url }, 'ready');
+      logReady(app.log, { url });
     }
   } catch (error) {
     // A start that fails half-way closes what it opened (the store closes with the app).

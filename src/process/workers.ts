@@ -5,6 +5,7 @@ import { aggregateWorkerMetrics } from '../observability/cluster-metrics.js';
 import { openStore } from '../store/open-store.js';
 import { announceFirstKey } from './first-key.js';
 import { loggerOptions } from './log-stream.js';
+import { logReady } from './ready-line.js';
 import { SHUTDOWN_GRACE_MS } from './signals.js';
 import { relayWorkerLogs } from './worker-log-relay.js';
 import { arbitrateWriteTurns } from './write-turn-ipc.js';
@@ -94,5 +95,5 @@ export async function runPrimary(config: Config, workers: number, prettyLogs: bo
   } finally {
     await store.close();
   }
-  log.info({ url, workers }, 'ready');
+  logReady(log, { url, workers });
 }

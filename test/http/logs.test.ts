@@ -4,12 +4,13 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, type TestContext, test } from 'node:test';
+import { CLI, createKey } from '../../dev/petstore-cli.js';
 import { buildApp } from '../../src/app.js';
 import { loggerOptions } from '../../src/process/log-stream.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { request } from '../helpers/harness.js';
 import { sparePort } from '../helpers/pg-cluster.js';
-import { CLI, cliEnv, createKey } from '../helpers/process.js';
+import { cliEnv } from '../helpers/process.js';
 import { BACKENDS } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

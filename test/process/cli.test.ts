@@ -5,10 +5,11 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { type CliResult, runCli } from '../../dev/petstore-cli.js';
 import { formatFailure } from '../../src/commands/failure-message.js';
 import { expectError, request } from '../helpers/harness.js';
 import { bodyOf, openConnection } from '../helpers/keep-alive.js';
-import { type CliResult, cliEnv, firstKey, KEY_PATTERN, runCli, startServe } from '../helpers/process.js';
+import { cliEnv, firstKey, KEY_PATTERN, startServe } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { certificate } from '../helpers/tls.js';
 

@@ -7,8 +7,9 @@ import { describe, type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
+import { createKey } from '../../dev/petstore-cli.js';
 import { eachBackend } from '../helpers/harness.js';
-import { cliEnv, createKey, freshDatabaseUrl, startServe } from '../helpers/process.js';
+import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
 import { BACKENDS, type StoreBackend } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

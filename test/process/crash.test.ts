@@ -3,8 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
+import { createKey } from '../../dev/petstore-cli.js';
 import { eachBackend, request } from '../helpers/harness.js';
-import { cliEnv, createKey, freshDatabaseUrl, type ServeProcess, startServe } from '../helpers/process.js';
+import { cliEnv, freshDatabaseUrl, type ServeProcess, startServe } from '../helpers/process.js';
 
 /**
  * Process-level durability and shutdown: real `serve` processes killed with SIGKILL or stopped with

@@ -6,6 +6,7 @@ import { dirname, join, posix } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { readyUrl } from '../../dev/service-process.js';
 import { SHUTDOWN_GRACE_MS } from '../../src/process/signals.js';
 import { all, inContext, last, parseDockerfile, parseEnvFile, parseUnit, stageEnv } from '../helpers/deploy-files.js';
 import { sparePort } from '../helpers/pg-cluster.js';
@@ -58,7 +59,7 @@ async function start(t: TestContext, command: string[], env: NodeJS.ProcessEnv) 
     const timer = setTimeout(() => reject(new Error(`not ready in 15 s:\n${output.stdout}${output.stderr}`)), 15_000);
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       output.stdout += chunk;
-      if (output.stdout.includes('"msg":"ready"')) resolve(clearTimeout(timer));
+      if (readyUrl(output.stdout) !== undefined) resolve(clearTimeout(timer));
     });
     exited.then((code) => reject(new Error(`exited ${code} before it was ready:\n${output.stdout}${output.stderr}`)));
   });

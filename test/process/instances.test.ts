@@ -2,18 +2,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { describe, test } from 'node:test';
+import { createKey, runCli } from '../../dev/petstore-cli.js';
 import { waitUntil } from '../helpers/eventually.js';
 import { eachBackend, request } from '../helpers/harness.js';
-import {
-  cliEnv,
-  createKey,
-  firstKey,
-  freshDatabaseUrl,
-  KEY_PATTERN,
-  runCli,
-  type ServeProcess,
-  startServe,
-} from '../helpers/process.js';
+import { cliEnv, firstKey, freshDatabaseUrl, KEY_PATTERN, type ServeProcess, startServe } from '../helpers/process.js';
 
 /** A GET on a connection of its own, so the cluster's round robin hands each to the next worker. */
 function rawGet(url: string): Promise<string> {
@@ -174,7 +166,7 @@ eachBackend((backend) => {
       const port = new URL(holder.url).port;
       for (const args of [['serve'], ['serve', '--workers', '2']]) {
         const started = Date.now();
-        const result = await runCli(args, { ...env, PORT: port }, 60_000);
+        const result = await runCli(args, { ...env, PORT: port }, { timeoutMs: 60_000 });
         assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`);
         assert.match(result.stderr, /EADDRINUSE|before it listened/);
         // A generous ceiling: three processes start here, which took 16 s with other suites on both cores;

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { test } from 'node:test';
 import pg from 'pg';
+import { runCli } from '../../dev/petstore-cli.js';
 import { expectError, request } from '../helpers/harness.js';
 import { createPgCluster, pgClusterUnavailable } from '../helpers/pg-cluster.js';
-import { cliEnv, runCli, startServe } from '../helpers/process.js';
+import { cliEnv, startServe } from '../helpers/process.js';
 import { BACKENDS, createPostgresSchema } from '../helpers/stores.js';
 
 const postgresSkip = BACKENDS.find((backend) => backend.name === 'postgres')?.skip;

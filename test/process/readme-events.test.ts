@@ -5,9 +5,10 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { createKey } from '../../dev/petstore-cli.js';
 import { waitUntil } from '../helpers/eventually.js';
 import { eachBackend, request } from '../helpers/harness.js';
-import { cliEnv, createKey, freshDatabaseUrl, startServe } from '../helpers/process.js';
+import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { runCli } from '../../dev/petstore-cli.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { request } from '../helpers/harness.js';
-import { cliEnv, runCli, startServe } from '../helpers/process.js';
+import { cliEnv, startServe } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 test('keys never reach the logs, even at trace level, valid or not', async (t) => {

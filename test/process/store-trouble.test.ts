@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { createKey } from '../../dev/petstore-cli.js';
 import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/open-database.js';
 import { type CallOptions, type CallResult, eachBackend, expectError, request } from '../helpers/harness.js';
-import { cliEnv, createKey, freshDatabaseUrl, type ServeProcess, startServe } from '../helpers/process.js';
+import { cliEnv, freshDatabaseUrl, type ServeProcess, startServe } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** Why a small tmpfs cannot be mounted here (it needs root), or undefined when it can. */

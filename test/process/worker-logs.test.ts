@@ -5,10 +5,10 @@ import { closeSync, constants, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { CLI, cliEnv, createKey } from '../helpers/process.js';
+import { CLI, createKey } from '../../dev/petstore-cli.js';
+import { readyUrl } from '../../dev/service-process.js';
+import { cliEnv } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-dir.js';
-
-const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
 
 /**
  * `serve --workers N` with stdout on a real pipe (a FIFO: Node's own child pipes are socket pairs, which
@@ -37,11 +37,12 @@ async function serveOnPipe(t: TestContext, workers: number) {
     text += chunk;
   });
   const ended = once(reader, 'end');
-  for (let waited = 0; !/"msg":"ready"/.test(text); waited += 50) {
+  let url = readyUrl(text);
+  for (let waited = 0; url === undefined; waited += 50) {
     if (waited > 20_000) throw new Error(`serve was not ready:\n${text}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+    url = readyUrl(text);
   }
-  const url = LISTENING.exec(text)?.[1] as string;
   return {
     url,
     key,
