@@ -1,4 +1,5 @@
 /** What a load generator sends and what it reports, whichever generator it is. */
+import { percentile } from './percentile.js';
 
 export interface RequestTemplate {
   readonly method: 'GET' | 'POST';
@@ -24,7 +25,7 @@ export interface LoadSettings {
 }
 
 /** The latency of one kind of request in a load of several (the mix: reads and writes apart). */
-export interface RequestLatency {
+interface RequestLatency {
   /** e.g. `GET /v1/pets?limit=20` */
   readonly request: string;
   readonly count: number;
@@ -53,6 +54,45 @@ export interface LoadGenerator {
   run(load: Load, settings: LoadSettings): Promise<LoadResult>;
 }
 
+/** What a generator measured of one run, in its own way; loadGenerator() makes the LoadResult of it. */
+export interface Measurement extends Omit<LoadResult, 'requestsPerSecond' | 'byRequest'> {
+  /** When the load times its kinds apart (timedApart): `samples[i]`, in ms, for `load.requests[i]`. */
+  readonly samples?: readonly number[][];
+}
+
+/** A generator: its label and how it drives one run; the result is made the same for every generator. */
+export function loadGenerator(
+  label: string,
+  drive: (load: Load, settings: LoadSettings) => Promise<Measurement>,
+): LoadGenerator {
+  return {
+    label,
+    async run(load, settings) {
+      const { samples, requests, seconds, ...latencyAndErrors } = await drive(load, settings);
+      return {
+        requests,
+        seconds,
+        requestsPerSecond: requests / seconds,
+        ...latencyAndErrors,
+        ...(timedApart(load) ? { byRequest: latencyByRequest(load, samples ?? []) } : {}),
+      };
+    },
+  };
+}
+
+/** A load of several kinds of request (the mix) times each kind apart: reads and writes. */
+export function timedApart(load: Load): boolean {
+  return load.requests.length > 1;
+}
+
+/** The headers of a request: `headers`, and the JSON content type when it has a body. */
+export function requestHeaders(
+  request: RequestTemplate,
+  headers: Readonly<Record<string, string>>,
+): Record<string, string> {
+  return request.body === undefined ? { ...headers } : { ...headers, 'Content-Type': 'application/json' };
+}
+
 /** A load of one request only: generators can then build it once instead of per request. */
 export function fixedRequest(load: Load): RequestTemplate | undefined {
   const [only, ...others] = load.requests;
@@ -74,21 +114,15 @@ export function pick(load: Load, draw: number): number {
 
 export const REQUEST_TIMEOUT_SECONDS = 10;
 
-/** The percentile `p` (0–100) of ascending `sorted`, nearest rank. */
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
-}
-
 /** Each kind's latency from its samples (ms), `samples[i]` for `load.requests[i]`. */
-export function latencyByRequest(load: Load, samples: readonly number[][]): RequestLatency[] {
+function latencyByRequest(load: Load, samples: readonly number[][]): RequestLatency[] {
   return load.requests.map(({ request }, i) => {
     const sorted = [...(samples[i] ?? [])].sort((a, b) => a - b);
     return {
       request: `${request.method} ${request.path}${request.randomIdUpTo === undefined ? '' : '{id}'}`,
       count: sorted.length,
-      p50Ms: percentile(sorted, 50),
-      p99Ms: percentile(sorted, 99),
+      p50Ms: percentile(sorted, 50) ?? Number.NaN,
+      p99Ms: percentile(sorted, 99) ?? Number.NaN,
     };
   });
 }

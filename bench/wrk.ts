@@ -7,10 +7,11 @@ import {
   fixedRequest,
   type Load,
   type LoadGenerator,
-  type LoadResult,
-  type LoadSettings,
-  latencyByRequest,
+  loadGenerator,
   REQUEST_TIMEOUT_SECONDS,
+  type RequestTemplate,
+  requestHeaders,
+  timedApart,
 } from './load.js';
 
 /** Prefixes the JSON line the script's done() hook prints, to find it among wrk's own output. */
@@ -32,9 +33,8 @@ function lua(text: string): string {
   return JSON.stringify(text);
 }
 
-function luaHeaders(headers: Readonly<Record<string, string>>, json: boolean): string {
-  const all = json ? { ...headers, 'Content-Type': 'application/json' } : headers;
-  return `{ ${Object.entries(all)
+function luaHeaders(request: RequestTemplate, headers: Readonly<Record<string, string>>): string {
+  return `{ ${Object.entries(requestHeaders(request, headers))
     .map(([name, value]) => `[${lua(name)}] = ${lua(value)}`)
     .join(', ')} }`;
 }
@@ -64,11 +64,11 @@ function requestScript(load: Load, headers: Readonly<Record<string, string>>, sa
     return [
       `wrk.method = ${lua(fixed.method)}`,
       `wrk.path = ${lua(fixed.path)}`,
-      `wrk.headers = ${luaHeaders(headers, fixed.body !== undefined)}`,
+      `wrk.headers = ${luaHeaders(fixed, headers)}`,
       fixed.body === undefined ? '' : `wrk.body = ${lua(fixed.body)}`,
     ].join('\n');
   }
-  const timed = load.requests.length > 1;
+  const timed = timedApart(load);
   let cumulative = 0;
   const templates = load.requests.map(({ weight, request }) => {
     cumulative += weight;
@@ -76,7 +76,7 @@ function requestScript(load: Load, headers: Readonly<Record<string, string>>, sa
       `upTo = ${cumulative}`,
       `method = ${lua(request.method)}`,
       `path = ${lua(request.path)}`,
-      `headers = ${luaHeaders(headers, request.body !== undefined)}`,
+      `headers = ${luaHeaders(request, headers)}`,
       request.body === undefined ? undefined : `body = ${lua(request.body)}`,
       request.randomIdUpTo === undefined ? undefined : `randomIdUpTo = ${request.randomIdUpTo}`,
     ];
@@ -139,59 +139,54 @@ interface WrkSummary {
 /** wrk with one thread, as the reference figures were taken (`wrk -t1`); the other core is the server's. */
 export function wrkGenerator(dir: string, cleanup: Cleanup): LoadGenerator {
   let scripts = 0;
-  return {
-    label: `wrk ${wrkVersion()} (1 thread)`,
-    async run(load: Load, settings: LoadSettings): Promise<LoadResult> {
-      scripts += 1;
-      const script = join(dir, `load-${scripts}.lua`);
-      const samplesPath = join(dir, `latency-${scripts}.txt`);
-      writeFileSync(script, `${requestScript(load, settings.headers, samplesPath)}\n${DONE_SCRIPT}\n`);
-      const args = [
-        '-t1',
-        `-c${settings.connections}`,
-        `-d${Math.ceil(settings.seconds)}s`,
-        `--timeout`,
-        `${REQUEST_TIMEOUT_SECONDS}s`,
-        '-s',
-        script,
-        `${settings.origin}/`,
-      ];
-      const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      const stop = cleanup.defer('wrk', () => stopChild(child, 'SIGKILL', 1000).then(() => undefined));
-      let output = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-      });
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-      });
-      // -d takes whole seconds; on SIGINT wrk stops and reports what it measured, over the time it ran.
-      const early = Number.isInteger(settings.seconds)
-        ? undefined
-        : setTimeout(() => child.kill('SIGINT'), settings.seconds * 1000);
-      // 'close', not 'exit': the output is complete only once wrk's pipes have closed.
-      const exit = await new Promise<Exit>((resolve, reject) => {
-        child.once('error', reject);
-        child.once('close', (code, signal) => resolve({ code, signal }));
-      }).finally(() => clearTimeout(early));
-      await stop();
-      const line = output.split('\n').find((text) => text.startsWith(MARKER));
-      if (exit.code !== 0 || line === undefined) {
-        throw new Error(`wrk ${args.join(' ')} failed (${JSON.stringify(exit)}):\n${output}`);
-      }
-      const summary = JSON.parse(line.slice(MARKER.length)) as WrkSummary;
-      const seconds = summary.durationUs / 1e6;
-      return {
-        requests: summary.requests,
-        seconds,
-        requestsPerSecond: summary.requests / seconds,
-        p50Ms: summary.p50Us / 1000,
-        p99Ms: summary.p99Us / 1000,
-        errorResponses: summary.status,
-        socketErrors: summary.connect + summary.read + summary.write,
-        timeouts: summary.timeout,
-        ...(load.requests.length > 1 ? { byRequest: latencyByRequest(load, readSamples(load, samplesPath)) } : {}),
-      };
-    },
-  };
+  return loadGenerator(`wrk ${wrkVersion()} (1 thread)`, async (load, settings) => {
+    scripts += 1;
+    const script = join(dir, `load-${scripts}.lua`);
+    const samplesPath = join(dir, `latency-${scripts}.txt`);
+    writeFileSync(script, `${requestScript(load, settings.headers, samplesPath)}\n${DONE_SCRIPT}\n`);
+    const args = [
+      '-t1',
+      `-c${settings.connections}`,
+      `-d${Math.ceil(settings.seconds)}s`,
+      `--timeout`,
+      `${REQUEST_TIMEOUT_SECONDS}s`,
+      '-s',
+      script,
+      `${settings.origin}/`,
+    ];
+    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const stop = cleanup.defer('wrk', () => stopChild(child, 'SIGKILL', 1000).then(() => undefined));
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    // -d takes whole seconds; on SIGINT wrk stops and reports what it measured, over the time it ran.
+    const early = Number.isInteger(settings.seconds)
+      ? undefined
+      : setTimeout(() => child.kill('SIGINT'), settings.seconds * 1000);
+    // 'close', not 'exit': the output is complete only once wrk's pipes have closed.
+    const exit = await new Promise<Exit>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (code, signal) => resolve({ code, signal }));
+    }).finally(() => clearTimeout(early));
+    await stop();
+    const line = output.split('\n').find((text) => text.startsWith(MARKER));
+    if (exit.code !== 0 || line === undefined) {
+      throw new Error(`wrk ${args.join(' ')} failed (${JSON.stringify(exit)}):\n${output}`);
+    }
+    const summary = JSON.parse(line.slice(MARKER.length)) as WrkSummary;
+    return {
+      requests: summary.requests,
+      seconds: summary.durationUs / 1e6,
+      p50Ms: summary.p50Us / 1000,
+      p99Ms: summary.p99Us / 1000,
+      errorResponses: summary.status,
+      socketErrors: summary.connect + summary.read + summary.write,
+      timeouts: summary.timeout,
+      ...(timedApart(load) ? { samples: readSamples(load, samplesPath) } : {}),
+    };
+  });
 }
