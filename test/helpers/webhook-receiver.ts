@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { TestContext } from 'node:test';
-import { waitUntil } from './eventually.js';
+import { waitUntil } from '../../dev/eventually.js';
 
 /** One request a receiver got. */
 export interface Received {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { waitUntil } from '../helpers/eventually.js';
+import { waitUntil } from '../../dev/eventually.js';
 import { eachBackend, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { describe, test } from 'node:test';
+import { waitUntil } from '../../dev/eventually.js';
 import { createKey, runCli } from '../../dev/petstore-cli.js';
-import { waitUntil } from '../helpers/eventually.js';
 import { eachBackend, request } from '../helpers/harness.js';
 import { cliEnv, firstKey, freshDatabaseUrl, KEY_PATTERN, type ServeProcess, startServe } from '../helpers/process.js';
 
