@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { stopChild } from '../dev/child-exit.js';
 import type { Cleanup } from './cleanup.js';
 
 export interface ServerChild {
+  readonly child: ChildProcess;
   readonly pid: number;
   /** The port it listens on, on 127.0.0.1. */
   readonly port: number;
@@ -30,5 +31,5 @@ export async function startServerChild(
   });
   const { pid } = child;
   if (pid === undefined) throw new Error(`${what} has no pid`);
-  return { pid, port, stop };
+  return { child, pid, port, stop };
 }

@@ -26,7 +26,7 @@ import { seed } from './seed.js';
 import { type Service, serviceEnv, startService } from './service.js';
 import { compareStore, prepareSideBySide } from './side-by-side.js';
 import { measureUsage } from './usage.js';
-import { type Receiver, startReceiver } from './webhook-receiver.js';
+import { type ReceiverProcess, startReceiverProcess } from './webhook-receiver.js';
 import { WebhookSubscription } from './webhook-subscription.js';
 import { wrkGenerator, wrkInstalled } from './wrk.js';
 
@@ -51,7 +51,7 @@ interface Run {
   readonly cleanup: Cleanup;
   readonly report: Report;
   /** The webhook receiver, started by the first scenario that needs it. */
-  readonly receiver: () => Promise<Receiver>;
+  readonly receiver: () => Promise<ReceiverProcess>;
   /** With --redis: the redis-server every service of the run uses. */
   readonly redis: BenchRedis | undefined;
 }
@@ -187,8 +187,8 @@ async function bench(options: BenchOptions, args: string[], cleanup: Cleanup): P
   const generator = chooseGenerator(options.tool, dir, cleanup);
   const redis = options.redis ? await startRedis(cleanup) : undefined;
   const report = newReport(options, commandLine(args), generator.label, redis?.version);
-  let receiver: Promise<Receiver> | undefined;
-  const receive = () => (receiver ??= startReceiver(cleanup));
+  let receiver: Promise<ReceiverProcess> | undefined;
+  const receive = () => (receiver ??= startReceiverProcess(cleanup));
   const run: Run = { options, generator, dir, cleanup, report, receiver: receive, redis };
   const against = options.against === undefined ? undefined : await prepareSideBySide(run, REPO, progress);
   for (const store of options.stores) {

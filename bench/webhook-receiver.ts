@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startServerChild } from './children.js';
 import type { Cleanup } from './cleanup.js';
@@ -19,30 +20,47 @@ export interface ReceiverStats {
   readonly lastArrival: number | null;
 }
 
-export interface Receiver {
+/** What the bench asks the receiver's process over IPC. */
+export type ReceiverQuestion = { readonly stats?: number } | { readonly reset: true };
+
+/** The webhook receiver (dev/webhook-receiver.ts) in a process of its own, asked for its figures. */
+export interface ReceiverProcess {
   /** Where the service is to send deliveries. */
-  readonly hookUrl: string;
+  readonly url: string;
   stats(until?: number): Promise<ReceiverStats>;
   reset(): Promise<void>;
   stop(): Promise<void>;
 }
 
+/** Asks `child` one question at a time, in order, and resolves with its answer. */
+function questioner(child: ChildProcess): <T>(question: ReceiverQuestion) => Promise<T> {
+  let last: Promise<unknown> = Promise.resolve();
+  return <T>(question: ReceiverQuestion) => {
+    const answer = last.then(
+      () =>
+        new Promise<T>((resolve, reject) => {
+          const gone = () => reject(new Error('the webhook receiver exited'));
+          child.once('exit', gone);
+          child.once('message', (message: T) => {
+            child.off('exit', gone);
+            resolve(message);
+          });
+          child.send(question);
+        }),
+    );
+    last = answer.catch(() => undefined);
+    return answer;
+  };
+}
+
 /** Starts the receiver's process; it is stopped at cleanup, or by stop(). */
-export async function startReceiver(cleanup: Cleanup): Promise<Receiver> {
-  const { port, stop } = await startServerChild('the webhook receiver', SERVER, [], cleanup);
-  const origin = `http://127.0.0.1:${port}`;
+export async function startReceiverProcess(cleanup: Cleanup): Promise<ReceiverProcess> {
+  const { child, port, stop } = await startServerChild('the webhook receiver', SERVER, [], cleanup);
+  const ask = questioner(child);
   return {
-    hookUrl: `${origin}/hook`,
-    async stats(until) {
-      const query = until === undefined ? '' : `?until=${until}`;
-      const response = await fetch(`${origin}/stats${query}`);
-      if (response.status !== 200) throw new Error(`the webhook receiver's /stats answered ${response.status}`);
-      return (await response.json()) as ReceiverStats;
-    },
-    async reset() {
-      const response = await fetch(`${origin}/reset`, { method: 'POST' });
-      if (response.status !== 204) throw new Error(`the webhook receiver's /reset answered ${response.status}`);
-    },
+    url: `http://127.0.0.1:${port}/hook`,
+    stats: (until) => ask<ReceiverStats>(until === undefined ? {} : { stats: until }),
+    reset: () => ask({ reset: true }).then(() => undefined),
     stop,
   };
 }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cleanup } from './cleanup.js';
 import type { LoadResult } from './load.js';
 import type { Service } from './service.js';
-import type { Receiver, ReceiverStats } from './webhook-receiver.js';
+import type { ReceiverProcess, ReceiverStats } from './webhook-receiver.js';
 
 /** How long the deliveries of a load may take to arrive, after it stopped. */
 export const DRAIN_TIMEOUT_MS = 60_000;
@@ -56,7 +56,7 @@ type Pending = () => Promise<number>;
  * or the deadline passed; `countUntil` in the stats counts those that arrived until `until`.
  */
 async function untilDelivered(
-  receiver: Receiver,
+  receiver: ReceiverProcess,
   pending: Pending,
   expected: number,
   until?: number,
@@ -78,19 +78,19 @@ async function untilDelivered(
  * later scenarios send nothing.
  */
 export class WebhookSubscription {
-  readonly #receiver: Receiver;
+  readonly #receiver: ReceiverProcess;
   readonly #pending: Pending;
   /** Removes the endpoint and its pending deliveries (at cleanup, if the scenario did not get there). */
   readonly close: () => Promise<void>;
 
-  private constructor(receiver: Receiver, pending: Pending, close: () => Promise<void>) {
+  private constructor(receiver: ReceiverProcess, pending: Pending, close: () => Promise<void>) {
     this.#receiver = receiver;
     this.#pending = pending;
     this.close = close;
   }
 
   static async open(
-    receiver: Receiver,
+    receiver: ReceiverProcess,
     service: Service,
     headers: Readonly<Record<string, string>>,
     events: readonly string[],
@@ -101,7 +101,7 @@ export class WebhookSubscription {
     const response = await fetch(`${origin}/v1/webhooks`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: receiver.hookUrl, events, description: 'petstore benchmark' }),
+      body: JSON.stringify({ url: receiver.url, events, description: 'petstore benchmark' }),
     });
     const body = await response.text();
     if (response.status !== 201) throw new Error(`POST /v1/webhooks answered ${response.status}: ${body}`);

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { eventually, waitUntil } from '../../dev/eventually.js';
 import { createKey } from '../../dev/petstore-cli.js';
+import type { Answer, Received, Receiver } from '../../dev/webhook-receiver.js';
 import { buildApp } from '../../src/app.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -15,7 +16,7 @@ import { createPgCluster, pgClusterUnavailable, sparePort } from '../helpers/pg-
 import { cliEnv, startServe } from '../helpers/process.js';
 import { postgresConfig, type StoreBackend } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { type Answer, type Received, type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * The sending half of webhooks, black-box: endpoints registered over HTTP, changes made over HTTP, and what

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import type { Receiver } from '../../dev/webhook-receiver.js';
 import { PER_ENDPOINT } from '../../src/webhooks/dispatcher.js';
 import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
 import type { StoreBackend } from '../helpers/stores.js';
-import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * Endpoints that hang cannot starve one that answers (docs/decisions.md, "The sender"): however many hang,
