@@ -1,4 +1,5 @@
 import { type DatabaseConfig, parseDatabaseUrl } from './database-url.js';
+import { checkRetentionOutlastsRetries } from './retention-bound.js';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './retry-schedule.js';
 import { parseTrustProxy } from './trust-proxy.js';
 import {
@@ -36,7 +37,10 @@ export interface Config {
   readonly tls: TlsFiles | undefined;
   /** Connections one client address may hold open; behind a proxy every client shares the proxy's. */
   readonly maxConnectionsPerAddress: number;
-  /** Days events stay in the feed (EVENT_RETENTION_DAYS); older ones are removed, with their deliveries. */
+  /**
+   * Days events stay in the feed (EVENT_RETENTION_DAYS); older ones are removed, with their deliveries.
+   * At least as long as a delivery may stay pending (retention-bound.ts).
+   */
   readonly eventRetentionDays: number;
   /** WEBHOOK_ALLOW_PRIVATE_URLS: webhooks may point to any address, and use http:// (internal networks, tests). */
   readonly webhookAllowPrivateUrls: boolean;
@@ -67,7 +71,8 @@ export const DEFAULT_EVENT_RETENTION_DAYS = 30;
 
 /** Reads and validates the environment. The only place in the service that looks at process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return {
+  const retryScheduleText = nonEmpty(env.WEBHOOK_RETRY_SCHEDULE) ?? DEFAULT_RETRY_SCHEDULE;
+  const config: Config = {
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     port: parsePort(nonEmpty(env.PORT)),
     database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL), env),
@@ -99,7 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       3650,
     ),
     webhookTimeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', nonEmpty(env.WEBHOOK_TIMEOUT_MS), 10_000, 100, 600_000),
-    webhookRetrySchedule: parseRetrySchedule(nonEmpty(env.WEBHOOK_RETRY_SCHEDULE) ?? DEFAULT_RETRY_SCHEDULE),
+    webhookRetrySchedule: parseRetrySchedule(retryScheduleText),
     eventStreams: {
       perKey: parseInteger(
         'EVENT_STREAMS_PER_KEY',
@@ -124,4 +129,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
     },
   };
+  checkRetentionOutlastsRetries(config.eventRetentionDays, {
+    text: retryScheduleText,
+    schedule: config.webhookRetrySchedule,
+    timeoutMs: config.webhookTimeoutMs,
+  });
+  return config;
 }

@@ -2,7 +2,10 @@ import { ConfigError } from './config-error.js';
 
 const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
-/** Longer waits would outlive the events they deliver (EVENT_RETENTION_DAYS' default). */
+/**
+ * Longer waits would outlive the events they deliver at EVENT_RETENTION_DAYS' default; the whole schedule
+ * must also fit in the retention set (retention-bound.ts).
+ */
 const MAX_RETRY_DELAY_MS = 30 * 86_400_000;
 const MAX_RETRIES = 50;
 

@@ -133,7 +133,7 @@ test('TRUST_PROXY: proxy addresses and CIDRs (or none); anything else stops the 
 
 test('EVENT_RETENTION_DAYS: 30 by default, 1 to 3650 days', () => {
   assert.equal(loadConfig({}).eventRetentionDays, 30);
-  assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '1' }).eventRetentionDays, 1);
+  assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '1h' }).eventRetentionDays, 1);
   assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '3650' }).eventRetentionDays, 3650);
   for (const bad of ['0', '3651', '7d', '-1', '1.5']) {
     assert.throws(
@@ -141,6 +141,29 @@ test('EVENT_RETENTION_DAYS: 30 by default, 1 to 3650 days', () => {
       /^ConfigError: EVENT_RETENTION_DAYS must be an integer from 1 to 3650/,
     );
   }
+});
+
+test('EVENT_RETENTION_DAYS must outlast WEBHOOK_RETRY_SCHEDULE with every attempt at its time-out', () => {
+  // The default schedule waits 27.6 h: one day of retention would remove events still being retried.
+  assert.throws(
+    () => loadConfig({ EVENT_RETENTION_DAYS: '1' }),
+    (error: Error) =>
+      error instanceof ConfigError &&
+      error.message ===
+        'EVENT_RETENTION_DAYS must be at least 2 to outlast WEBHOOK_RETRY_SCHEDULE=5s,5m,30m,2h,5h,10h,10h ' +
+          '(27.6 h of delays) and its 8 attempts of up to WEBHOOK_TIMEOUT_MS=10000, got "1"',
+  );
+  assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '2' }).eventRetentionDays, 2);
+  // Exactly a day of delays leaves no room for the attempts themselves (two of up to 100 ms).
+  assert.throws(
+    () => loadConfig({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '1d', WEBHOOK_TIMEOUT_MS: '100' }),
+    /^ConfigError: EVENT_RETENTION_DAYS must be at least 2 to outlast WEBHOOK_RETRY_SCHEDULE=1d /,
+  );
+  const fits = { EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '86399800ms', WEBHOOK_TIMEOUT_MS: '100' };
+  assert.equal(loadConfig(fits).eventRetentionDays, 1);
+  // A delay of 30 days (the most one may be) needs more than the default 30 days of retention.
+  assert.throws(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '30d' }), /EVENT_RETENTION_DAYS must be at least 31 /);
+  assert.equal(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '30d', EVENT_RETENTION_DAYS: '31' }).eventRetentionDays, 31);
 });
 
 test('WEBHOOK_TIMEOUT_MS and WEBHOOK_RETRY_SCHEDULE: defaults, units, and errors naming the variable', () => {

@@ -210,6 +210,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
       ['unsupported DATABASE_URL', ['migrate'], { ...env, DATABASE_URL: 'mysql://localhost/pets' }, 1],
       ['sqlite:// with a host part', ['migrate'], { ...env, DATABASE_URL: 'sqlite://rel/x.db' }, 1],
       ['a PostgreSQL URL without its colon', ['serve'], { ...env, DATABASE_URL: 'postgres//u@127.0.0.1/test' }, 1],
+      ['a retention shorter than the retries', ['serve'], { ...env, EVENT_RETENTION_DAYS: '1' }, 1],
     ];
     // Four at a time: all at once, on 2 busy cores, one took longer than runCli's 20 s and was killed.
     const results: CliResult[] = [];
@@ -235,6 +236,12 @@ describe('petstore CLI (node dist/cli.js)', () => {
     assert.match(
       duplicate.stderr,
       /"dup" already exists: names are unique among active keys; .*"petstore keys revoke dup"/,
+    );
+    // A retention that the retry schedule outlasts: one line naming both settings and their values.
+    const retention = results[cases.findIndex(([label]) => label === 'a retention shorter than the retries')];
+    assert.match(
+      retention?.stderr ?? '',
+      /^petstore: EVENT_RETENTION_DAYS must be at least 2 to outlast WEBHOOK_RETRY_SCHEDULE=5s,5m,30m,2h,5h,10h,10h .*WEBHOOK_TIMEOUT_MS=10000, got "1"\n$/,
     );
     assert.deepEqual(
       (await listKeys(env)).map((key) => `${key.name}:${key.revokedAt === null ? 'active' : 'revoked'}`),
