@@ -134,7 +134,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
   }
   const retentionDays = options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS;
-  await app.register(retention, { store, clock, eventRetentionDays: retentionDays });
+  await app.register(retention, { store, clock, metrics, eventRetentionDays: retentionDays });
   await app.register(feedBell, { events: store.events });
   await app.register(eventRoutes, {
     store,

@@ -4,3 +4,9 @@
  */
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * The error of the `failed` entry a delivery gets in its endpoint's log when retention removes its event
+ * while it is still pending (a disabled endpoint, instances down for long): no attempt is made then.
+ */
+export const EXPIRED_DELIVERY_ERROR = 'expired: still pending when its event was removed after EVENT_RETENTION_DAYS';

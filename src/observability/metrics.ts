@@ -47,7 +47,9 @@ export class Metrics {
 
   readonly webhookDeliveries = new Counter({
     name: 'petstore_webhook_deliveries_total',
-    help: 'Webhook attempts recorded, by outcome: succeeded (2xx), retried (failed, retried later), failed (the last).',
+    help:
+      'Webhook attempts recorded, by outcome: succeeded (2xx), retried (failed, retried later), failed (the last); ' +
+      'and expired: deliveries still pending when retention removed their events, marked failed without an attempt.',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../clock.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { Store } from '../store/store.js';
 
 /** Expired idempotency records (older than 24 h) and events past their retention are removed this often. */
@@ -10,6 +11,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 interface RetentionOptions {
   readonly store: Store;
   readonly clock: Clock;
+  readonly metrics: Metrics;
   /** EVENT_RETENTION_DAYS. */
   readonly eventRetentionDays: number;
 }
@@ -20,15 +22,26 @@ interface RetentionOptions {
  * Every instance purges; the deletes are idempotent, so instances need not agree on who does.
  */
 export const retention = fp(
-  async (app: FastifyInstance, { store, clock, eventRetentionDays }: RetentionOptions) => {
+  async (app: FastifyInstance, { store, clock, metrics, eventRetentionDays }: RetentionOptions) => {
     const purge = () => {
       const now = clock();
       store.purgeExpiredIdempotencyKeys(now).catch((error: unknown) => {
         app.log.warn({ err: error }, 'purging expired idempotency keys failed; will retry');
       });
-      store.events.purge(new Date(now.getTime() - eventRetentionDays * DAY_MS)).catch((error: unknown) => {
-        app.log.warn({ err: error }, 'removing events past their retention failed; will retry');
-      });
+      store.events.purge(new Date(now.getTime() - eventRetentionDays * DAY_MS), now).then(
+        ({ expired }) => {
+          if (expired === 0) return;
+          // The store has marked each `failed` in its endpoint's log; an operator hears of it here.
+          metrics.webhookDeliveries.inc({ outcome: 'expired' }, expired);
+          app.log.warn(
+            { expired },
+            'webhook deliveries still pending when their events passed EVENT_RETENTION_DAYS: marked failed',
+          );
+        },
+        (error: unknown) => {
+          app.log.warn({ err: error }, 'removing events past their retention failed; will retry');
+        },
+      );
     };
     let timer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {

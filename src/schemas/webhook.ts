@@ -82,7 +82,9 @@ export const DeliveryStatus = Type.Unsafe<DeliveryStatusName>({
   $id: 'DeliveryStatus',
   type: 'string',
   enum: [...DELIVERY_STATUSES],
-  description: '`succeeded`: a 2xx answer; `pending`: failed and will be retried; `failed`: the last try failed.',
+  description:
+    '`succeeded`: a 2xx answer; `pending`: failed and will be retried; `failed`: the last try failed, or the ' +
+    'delivery expired (still pending when its event passed `EVENT_RETENTION_DAYS`; not sent, `error` says so).',
 });
 
 export const DeliveryAttempt = Type.Object(
@@ -93,7 +95,10 @@ export const DeliveryAttempt = Type.Object(
     status: Type.Unsafe<DeliveryStatusName>({ $ref: 'DeliveryStatus' }),
     responseStatus: Type.Optional(Type.Integer({ description: "The endpoint's HTTP status, when it answered." })),
     error: Type.Optional(Type.String({ description: 'Why the attempt failed, when it did.' })),
-    attemptedAt: Type.String({ format: 'date-time', description: 'When the attempt started (UTC).' }),
+    attemptedAt: Type.String({
+      format: 'date-time',
+      description: 'When the attempt started (UTC); for a delivery that expired, when it did.',
+    }),
     nextAttemptAt: Type.Optional(
       Type.String({ format: 'date-time', description: 'When the retry is due, for `pending`.' }),
     ),

@@ -127,6 +127,17 @@ export interface EventQuery {
   readonly type?: EventType | undefined;
 }
 
+/** What one retention purge did (EventStore.purge). */
+export interface PurgeResult {
+  /** Events removed, with their deliveries. */
+  readonly events: number;
+  /**
+   * Deliveries still pending when their event was removed (queued, or owed to an enabled endpoint and not
+   * queued yet): each ended `failed`, with an entry in its endpoint's deliveries log.
+   */
+  readonly expired: number;
+}
+
 export type EventPage =
   | { readonly outcome: 'page'; readonly events: EventRecord[] }
   /** Events after the position were removed by retention: reading on would skip them. */

@@ -24,6 +24,7 @@ import type {
   PetPageQuery,
   PetRecord,
   PlaceOrderResult,
+  PurgeResult,
   WebhookEndpointChange,
   WebhookEndpointRecord,
 } from './records.js';
@@ -110,8 +111,13 @@ export interface EventStore {
   list(query: EventQuery): Promise<EventPage>;
   /** The position of the newest event shown now: reading after it misses nothing committed later. */
   head(): Promise<EventPosition>;
-  /** Removes the events recorded before `before` (and their deliveries); returns how many. */
-  purge(before: Date): Promise<number>;
+  /**
+   * Retention: removes the events recorded before `before`, with their deliveries, and the deliveries log's
+   * entries of attempts made before it. A delivery still pending when its event goes is never dropped
+   * silently: it gets a `failed` entry in its endpoint's log, made at `now` (so kept as long again), and is
+   * counted. In batches, each its own short write.
+   */
+  purge(before: Date, now: Date): Promise<PurgeResult>;
   /**
    * Calls `onChange` soon after events may have become visible, committed by this process or another, until
    * the returned function is called. It may also call it when nothing changed. Each call watches on its own
@@ -122,7 +128,7 @@ export interface EventStore {
 
 /**
  * Webhook endpoints and their deliveries log. Creating, changing and removing an endpoint commit on their
- * own; removing one removes its pending deliveries and its log with it (foreign keys, ON DELETE CASCADE).
+ * own; removing one removes its deliveries (foreign keys, ON DELETE CASCADE) and its log with it.
  */
 export interface WebhookStore {
   create(endpoint: NewWebhookEndpointRecord): Promise<WebhookEndpointRecord>;

@@ -49,7 +49,7 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
     events: {
       list: timed('events.list', (query) => events.list(query), observe),
       head: timed('events.head', () => events.head(), observe),
-      purge: timed('events.purge', (before) => events.purge(before), observe),
+      purge: timed('events.purge', (before, now) => events.purge(before, now), observe),
       // Not timed: it starts a watch; its looks at the head are what the streams' wake-ups cost.
       watch: (onChange) => events.watch(onChange),
     },

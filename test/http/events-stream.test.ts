@@ -332,7 +332,7 @@ eachBackend((backend) => {
 
       const start = nextCursor(await h.call('GET', '/v1/events'));
       await h.createPets(2);
-      await h.store.events.purge(new Date(Date.now() + 60_000));
+      await h.store.events.purge(new Date(Date.now() + 60_000), new Date());
       const expired = `/v1/events?cursor=${encodeURIComponent(start)}`;
       assert.match(
         expectError((await openStream(url, expired, { key: h.keys.read })) as CallResult, 410, 'gone'),

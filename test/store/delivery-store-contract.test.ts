@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EXPIRED_DELIVERY_ERROR } from '../../src/domain/delivery-status.js';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import type { AttemptOutcome, DueDelivery } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
-import { claimQuery } from '../helpers/claims.js';
+import { claimEverything, claimQuery } from '../helpers/claims.js';
 import { eachBackend } from '../helpers/harness.js';
 
 const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
@@ -163,6 +165,75 @@ eachBackend((backend) => {
         'logged in the order finished, the lost claim not at all',
       );
       assert.equal(await store.deliveries.finish(outcome(again as DueDelivery)), true);
+    });
+
+    test('purge: a delivery still pending when its event goes ends failed in a log that outlives it', async (t) => {
+      const fixture = await backend.create();
+      t.after(() => fixture.dispose());
+      const { store } = fixture;
+      const retried = await endpoint(store, 'https://retried.example.com/');
+      const paused = await endpoint(store, 'https://paused.example.com/');
+      await pets(store, 1);
+      // Disabled before any claim: its delivery of the first event is queued and waits, never attempted.
+      await store.webhooks.update(paused.id, { enabled: false });
+      const now = later();
+      const claimed = await store.deliveries.claim(claimQuery(now));
+      assert.equal(claimed.length, 1);
+      const retryAt = new Date(now.getTime() + 3_600_000);
+      // Made after the line the purge below draws (the claim's time is ahead of the clock): it stays.
+      const failure = {
+        status: 'pending',
+        responseStatus: 503,
+        error: 'answered 503',
+        attemptedAt: now,
+        nextAttemptAt: retryAt,
+      };
+      assert.equal(
+        await store.deliveries.finish(outcome(claimed[0] as DueDelivery, failure as Partial<AttemptOutcome>)),
+        true,
+      );
+      // Owed to the enabled endpoint but not queued yet: no claim has fanned it out.
+      await pets(store, 1);
+      await sleep(50);
+      const before = new Date();
+      await sleep(50);
+      await pets(store, 1);
+
+      const feed = await store.events.list({ after: undefined, limit: 10 });
+      const [first, second, third] = feed.outcome === 'page' ? feed.events.map((event) => event.seq) : [];
+
+      const purgedAt = later(5000);
+      assert.deepEqual(await store.events.purge(before, purgedAt), { events: 2, expired: 3 });
+      const log = async (id: number) =>
+        (await store.webhooks.attempts(id, { limit: 10 })).map((entry) => [
+          entry.eventSeq,
+          entry.attempt,
+          entry.status,
+          entry.error,
+          entry.attemptedAt.getTime() === purgedAt.getTime() ? 'at the purge' : 'earlier',
+        ]);
+      assert.deepEqual(await log(retried.id), [
+        [second, 1, 'failed', EXPIRED_DELIVERY_ERROR, 'at the purge'],
+        [first, 2, 'failed', EXPIRED_DELIVERY_ERROR, 'at the purge'],
+        [first, 1, 'pending', 'answered 503', 'earlier'],
+      ]);
+      assert.deepEqual(await log(paused.id), [[first, 1, 'failed', EXPIRED_DELIVERY_ERROR, 'at the purge']]);
+      assert.deepEqual(await fixture.sql('SELECT id FROM webhook_deliveries'), [], 'nothing of them is left to send');
+      assert.equal(await store.deliveries.finish(outcome(claimed[0] as DueDelivery)), false);
+      const newer = await claimEverything(store);
+      assert.deepEqual(
+        newer.map((delivery) => [delivery.endpoint.id, delivery.event.seq]),
+        [[retried.id, third]],
+        'the newer event is untouched',
+      );
+      assert.equal(await store.deliveries.finish(outcome(newer[0] as DueDelivery)), true);
+
+      // The log keeps an entry for the retention from when it was made: the expired ones outlive the rest.
+      assert.deepEqual(await store.events.purge(purgedAt, purgedAt), { events: 1, expired: 0 });
+      assert.equal((await log(retried.id)).length, 2);
+      assert.equal((await log(paused.id)).length, 1);
+      assert.deepEqual(await store.events.purge(later(10_000), later(10_000)), { events: 0, expired: 0 });
+      assert.deepEqual([await log(retried.id), await log(paused.id)], [[], []]);
     });
 
     test('stats count pending deliveries to enabled endpoints; a disabled one keeps its own, unclaimed', async (t) => {

@@ -85,6 +85,42 @@ test('sqlite: upgraded to fan-out after the commit, each event goes out once: qu
   );
 });
 
+test('sqlite: the deliveries log, made anew without its foreign key, keeps its entries and its ids growing', async (t) => {
+  const path = join(tempDir(t), 'p.db');
+  const old = new Database(path);
+  old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const logVersion = SQLITE_MIGRATIONS.findIndex((migration) => migration.includes('webhook_attempts_new'));
+  for (const [i, migration] of SQLITE_MIGRATIONS.slice(0, logVersion).entries()) {
+    old.exec(migration);
+    old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
+  }
+  const attempt = (n: number) => `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt,
+    status, attempted_at, next_attempt_at) VALUES (1, 1, 1, 'pet.created', ${n}, 'pending', ${n}, 0);`;
+  old.exec(`INSERT INTO webhook_endpoints (url, events, enabled, secret, created_at, fanned_seq)
+      VALUES ('https://hooks.example.com/', 'pet.created', 1, 's', 0, 1);
+    INSERT INTO events (type, at, data) VALUES ('pet.created', 0, '{"id":1,"name":"Old","category_id":1,"status":"sold"}');
+    INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, attempts, next_attempt_at)
+      VALUES (1, 1, 'pending', 2, 0);
+    ${attempt(1)} ${attempt(2)} ${attempt(3)}
+    DELETE FROM webhook_attempts WHERE attempt = 3;`);
+  old.close();
+  const store = SqliteStore.open(path);
+  t.after(() => store.close());
+  const [delivery] = await claimEverything(store);
+  assert.equal(delivery?.attempt, 3);
+  const outcome = { responseStatus: 204, error: undefined, nextAttemptAt: undefined };
+  assert.ok(await store.deliveries.finish({ ...outcome, delivery, status: 'succeeded', attemptedAt: new Date() }));
+  assert.deepEqual(
+    (await store.webhooks.attempts(1, { limit: 10 })).map((entry) => [entry.id, entry.attempt, entry.status]),
+    [
+      [4, 3, 'succeeded'],
+      [2, 2, 'pending'],
+      [1, 1, 'pending'],
+    ],
+    'no id given twice, the removed 3 included',
+  );
+});
+
 test('sqlite: the database file holds key hashes, never keys', async (t) => {
   const path = join(tempDir(t), 'p.db');
   const store = SqliteStore.open(path);

@@ -1,12 +1,15 @@
 import type { PostgresDatabaseConfig } from '../../config/database-url.js';
+import { EXPIRED_DELIVERY_ERROR } from '../../domain/delivery-status.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
-import type { EventPage, EventQuery } from '../records.js';
+import type { EventPage, EventQuery, PurgeResult } from '../records.js';
 import { type EventRow, eventFromRow } from '../shared/event-rows.js';
 import { pollHead } from '../shared/head-poll.js';
+import { PURGE_BATCH, type PurgeBatch, purgeInBatches } from '../shared/retention-batches.js';
 import { asDate } from '../shared/rows.js';
 import type { EventStore } from '../store.js';
 import { listenForEvents } from './event-notices.js';
 import type { Database } from './postgres-db.js';
+import { SUBSCRIBED } from './subscribed.js';
 
 /**
  * Only transactions that have ended: every transaction with an id below the snapshot's xmin has committed
@@ -21,17 +24,43 @@ const QUERIES = {
   pageOfType: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} AND type = $4 ORDER BY tx, seq LIMIT $3`,
   newest: `SELECT tx::text::bigint AS tx, seq FROM events WHERE ${ENDED} ORDER BY tx DESC, seq DESC LIMIT 1`,
   purged: 'SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention',
-  purge: `WITH gone AS (
-      DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE at < $1 AND ${ENDED} ORDER BY at LIMIT $2)
-      RETURNING tx::text::bigint AS tx, seq),
+  /**
+   * One write of retention: the oldest $2 events recorded before $1 (`e`) go, with their deliveries (ON
+   * DELETE CASCADE). They are locked first, passing over those another instance's purge, or a fan-out
+   * queueing their deliveries, holds (the next purge takes them), so no two purges judge one event. Each of
+   * their deliveries still pending gets a `failed` entry in the log, made at $3 with the error $4: those
+   * queued (locked, so one an attempt is recording now is judged on its outcome; numbered after their last
+   * attempt), and those owed to an enabled endpoint not fanned out to them yet (fan-out.ts). Then the log's
+   * oldest $2 entries of attempts made before $1 go.
+   */
+  purge: `WITH e AS (
+      SELECT tx, seq, type FROM events WHERE at < $1 AND ${ENDED} ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED
+    ),
+    last AS (SELECT tx, seq FROM e ORDER BY tx DESC, seq DESC LIMIT 1),
+    pending AS (
+      SELECT d.id, d.endpoint_id, e.seq, e.type, d.attempts + 1 AS attempt
+      FROM e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE d.status = 'pending' FOR UPDATE OF d
+    ),
+    owed AS (
+      SELECT NULL::bigint AS id, w.id AS endpoint_id, e.seq, e.type, 1 AS attempt
+      FROM last, webhook_endpoints w JOIN e ON (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND ${SUBSCRIBED}
+      WHERE w.enabled AND (w.fanned_tx, w.fanned_seq) < (last.tx, last.seq)
+    ),
+    expired AS (
+      INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, error, attempted_at)
+      SELECT id, endpoint_id, seq, type, attempt, 'failed', $4, $3
+      FROM (SELECT * FROM pending UNION ALL SELECT * FROM owed) x ORDER BY endpoint_id, seq
+      RETURNING 1
+    ),
+    gone AS (DELETE FROM events WHERE seq IN (SELECT seq FROM e) RETURNING tx::text::bigint AS tx, seq),
     newest AS (SELECT tx, seq FROM gone ORDER BY tx DESC, seq DESC LIMIT 1),
     marked AS (UPDATE event_retention SET purged_tx = newest.tx, purged_seq = newest.seq FROM newest
-      WHERE (newest.tx, newest.seq) > (purged_tx, purged_seq))
-    SELECT count(*)::int AS removed FROM gone`,
+      WHERE (newest.tx, newest.seq) > (purged_tx, purged_seq)),
+    log AS (DELETE FROM webhook_attempts WHERE id IN
+      (SELECT id FROM webhook_attempts WHERE attempted_at < $1 ORDER BY attempted_at LIMIT $2) RETURNING 1)
+    SELECT (SELECT count(*) FROM gone)::int AS events, (SELECT count(*) FROM expired)::int AS expired,
+      (SELECT count(*) FROM log)::int AS "logEntries"`,
 };
-
-/** Events removed per statement by retention, so a large purge never holds its locks for long. */
-const PURGE_BATCH = 5000;
 /**
  * How often a watch looks at the head besides listening: it covers a listener that is down, and an event
  * its notice woke streams for too early, shown only once an older transaction without events ended.
@@ -65,14 +94,12 @@ export class PostgresEventStore implements EventStore {
     return newest !== undefined && positionAfter(newest, purged) ? { tx: newest.tx, seq: newest.seq } : purged;
   }
 
-  async purge(before: Date): Promise<number> {
-    let removed = 0;
-    for (;;) {
-      const [row] = await this.#db.rows<{ removed: number }>('events-purge', QUERIES.purge, [before, PURGE_BATCH]);
-      const batch = row?.removed ?? 0;
-      removed += batch;
-      if (batch < PURGE_BATCH) return removed;
-    }
+  purge(before: Date, now: Date): Promise<PurgeResult> {
+    return purgeInBatches(async () => {
+      const values = [before, PURGE_BATCH, now, EXPIRED_DELIVERY_ERROR];
+      const [row] = await this.#db.rows<PurgeBatch>('events-purge', QUERIES.purge, values);
+      return row ?? { events: 0, expired: 0, logEntries: 0 };
+    });
   }
 
   watch(onChange: () => void): () => void {

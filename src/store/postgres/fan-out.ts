@@ -4,9 +4,7 @@ import type { UnqueuedSql } from '../shared/delivery-rows.js';
 import { QUEUE_PER_STEP, READ_PER_QUEUED } from '../shared/fan-out-reach.js';
 import { ENDED } from './events.js';
 import type { Database } from './postgres-db.js';
-
-/** The endpoint `w`'s subscription holds for an event `e`'s type (`events` is comma-separated). */
-const SUBSCRIBED = `e.type = ANY (string_to_array(w.events, ','))`;
+import { SUBSCRIBED } from './subscribed.js';
 
 /** Events after the endpoint `w`'s position that the feed shows already (their transactions ended). */
 const AFTER_POSITION = `SELECT tx, seq, type, at FROM events

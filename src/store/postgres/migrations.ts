@@ -171,4 +171,15 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     ADD COLUMN fanned_seq BIGINT NOT NULL DEFAULT 0;
   UPDATE webhook_endpoints SET fanned_tx = pg_snapshot_xmin(pg_current_snapshot());
   `,
+  `
+  -- The deliveries log outlives deliveries (docs/decisions.md, "Retention and pending deliveries"): an entry
+  -- is kept EVENT_RETENTION_DAYS from its attempt, so a delivery that retention ended keeps its log, and the
+  -- failed entry that says so, after its event and delivery are gone. No foreign key to the deliveries
+  -- (removing an endpoint removes its log itself); delivery_id is null for a delivery never queued; an index
+  -- by time for retention replaces the one by delivery, which served only the cascade.
+  ALTER TABLE webhook_attempts DROP CONSTRAINT webhook_attempts_delivery_id_fkey,
+    ALTER COLUMN delivery_id DROP NOT NULL;
+  DROP INDEX webhook_attempts_delivery;
+  CREATE INDEX webhook_attempts_attempted_at ON webhook_attempts (attempted_at);
+  `,
 ];

@@ -39,6 +39,7 @@ const QUERIES = {
     WHERE id = $6 RETURNING ${ENDPOINT_COLUMNS}`,
   ...webhookQueries(postgresParam),
 };
+const REMOVE = `WITH log AS (${QUERIES.removeLog}) ${QUERIES.remove}`;
 
 /**
  * Webhook endpoints and their deliveries log on PostgreSQL; each call is one statement, but a change of
@@ -91,7 +92,7 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async remove(id: number): Promise<boolean> {
-    return (await this.#db.count('webhooks-remove', QUERIES.remove, [id])) > 0;
+    return (await this.#db.count('webhooks-remove', REMOVE, [id])) > 0;
   }
 
   async attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]> {

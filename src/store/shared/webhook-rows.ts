@@ -15,8 +15,10 @@ export function webhookQueries(param: Param) {
   return {
     get,
     page,
-    // Its deliveries and their attempts go with it (ON DELETE CASCADE; on SQLite foreign_keys is on).
+    // Its deliveries go with it (ON DELETE CASCADE; on SQLite foreign_keys is on); its log, by removeLog.
     remove: `DELETE FROM webhook_endpoints WHERE id = ${param(1)}`,
+    // The log has no foreign key (it outlives deliveries): the endpoint's removal takes it, in the same write.
+    removeLog: `DELETE FROM webhook_attempts WHERE endpoint_id = ${param(1)}`,
     // Newest first, served by the (endpoint_id, id) index.
     attempts: `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE endpoint_id = ${param(1)} AND id < ${param(2)}
       ORDER BY id DESC LIMIT ${param(3)}`,

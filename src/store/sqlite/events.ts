@@ -1,20 +1,51 @@
 import type Database from 'better-sqlite3';
+import { EXPIRED_DELIVERY_ERROR } from '../../domain/delivery-status.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
-import type { EventPage, EventQuery } from '../records.js';
+import type { EventPage, EventQuery, PurgeResult } from '../records.js';
 import { type EventRow, eventFromRow } from '../shared/event-rows.js';
 import { pollHead } from '../shared/head-poll.js';
+import { PURGE_BATCH, purgeInBatches } from '../shared/retention-batches.js';
 import { fromMilliseconds } from '../shared/rows.js';
 import type { EventStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
+import { SUBSCRIBED } from './subscribed.js';
 
 const COLUMNS = 'seq, 0 AS tx, type, at, data, previous_status';
-/** Events removed per transaction by retention, so a large purge never holds the write lock for long. */
-const PURGE_BATCH = 5000;
+/** The events one write of retention removes: the oldest of those recorded before @before. */
+const BATCH = 'SELECT seq, type FROM events WHERE at < @before ORDER BY seq LIMIT @limit';
+
+/** Retention's statements, each over the same BATCH within one write. */
+const PURGE_QUERIES = {
+  /**
+   * A `failed` entry in the log for each delivery of the batch still pending: those queued (numbered after
+   * their last attempt), and those owed to an enabled endpoint not fanned out to them yet (fan-out.ts).
+   */
+  expire: `WITH e AS (${BATCH})
+    INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, error, attempted_at)
+    SELECT d.id, d.endpoint_id, e.seq, e.type, d.attempts + 1, 'failed', @error, @now
+    FROM e JOIN webhook_deliveries d ON d.event_seq = e.seq AND d.status = 'pending'
+    UNION ALL
+    SELECT NULL, w.id, e.seq, e.type, 1, 'failed', @error, @now
+    FROM webhook_endpoints w JOIN e ON e.seq > w.fanned_seq AND ${SUBSCRIBED}
+    WHERE w.enabled = 1 AND w.fanned_seq < (SELECT max(seq) FROM e)
+    ORDER BY 2, 3`,
+  remove: `DELETE FROM events WHERE seq IN (SELECT seq FROM (${BATCH})) RETURNING seq`,
+  markPurged: 'UPDATE event_retention SET purged_seq = max(purged_seq, ?)',
+  removeLog: `DELETE FROM webhook_attempts WHERE id IN
+    (SELECT id FROM webhook_attempts WHERE attempted_at < @before ORDER BY attempted_at LIMIT @limit)`,
+};
 /**
  * How often a watch looks at the head. SQLite tells no other process of a commit, and `serve --workers`
  * processes share the file, so they look: two indexed reads of microseconds, well inside the stream's 1 s.
  */
 const WATCH_INTERVAL_MS = 200;
+
+interface PurgeParams {
+  before: number;
+  now: number;
+  limit: number;
+  error: string;
+}
 
 /**
  * The feed on SQLite. One writer at a time commits, so seq order is commit order: an event a reader has
@@ -25,8 +56,10 @@ export class SqliteEventStore implements EventStore {
   readonly #pageOfType: Database.Statement<[string, number, number], EventRow<number>>;
   readonly #newest: Database.Statement<[], number | null>;
   readonly #purged: Database.Statement<[], { tx: number; seq: number }>;
-  readonly #purgeBatch: Database.Statement<[number, number], { seq: number }>;
+  readonly #expire: Database.Statement<[PurgeParams]>;
+  readonly #remove: Database.Statement<[PurgeParams], { seq: number }>;
   readonly #markPurged: Database.Statement<[number]>;
+  readonly #removeLog: Database.Statement<[PurgeParams]>;
   readonly #writes: GroupCommit;
 
   constructor(db: Database.Database, writes: GroupCommit) {
@@ -35,10 +68,10 @@ export class SqliteEventStore implements EventStore {
     this.#pageOfType = db.prepare(`SELECT ${COLUMNS} FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?`);
     this.#newest = db.prepare<[], number | null>('SELECT max(seq) FROM events').pluck();
     this.#purged = db.prepare('SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention');
-    this.#purgeBatch = db.prepare(
-      'DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE at < ? ORDER BY seq LIMIT ?) RETURNING seq',
-    );
-    this.#markPurged = db.prepare('UPDATE event_retention SET purged_seq = max(purged_seq, ?)');
+    this.#expire = db.prepare(PURGE_QUERIES.expire);
+    this.#remove = db.prepare(PURGE_QUERIES.remove);
+    this.#markPurged = db.prepare(PURGE_QUERIES.markPurged);
+    this.#removeLog = db.prepare(PURGE_QUERIES.removeLog);
   }
 
   async list(query: EventQuery): Promise<EventPage> {
@@ -57,18 +90,18 @@ export class SqliteEventStore implements EventStore {
     return newest > purged.seq ? { tx: 0, seq: newest } : purged;
   }
 
-  async purge(before: Date): Promise<number> {
-    let removed = 0;
-    for (;;) {
-      const batch = await this.#writes.run(() => {
-        const gone = this.#purgeBatch.all(before.getTime(), PURGE_BATCH);
+  purge(before: Date, now: Date): Promise<PurgeResult> {
+    const params = { before: before.getTime(), now: now.getTime(), limit: PURGE_BATCH, error: EXPIRED_DELIVERY_ERROR };
+    return purgeInBatches(() =>
+      this.#writes.run(() => {
+        // Before the events go: their deliveries go with them (ON DELETE CASCADE), the log entries stay.
+        const expired = this.#expire.run(params).changes;
+        const gone = this.#remove.all(params);
         const newest = Math.max(0, ...gone.map((row) => row.seq));
         if (newest > 0) this.#markPurged.run(newest);
-        return gone.length;
-      });
-      removed += batch;
-      if (batch < PURGE_BATCH) return removed;
-    }
+        return { events: gone.length, expired, logEntries: this.#removeLog.run(params).changes };
+      }),
+    );
   }
 
   watch(onChange: () => void): () => void {

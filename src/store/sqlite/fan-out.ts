@@ -1,12 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { UnqueuedSql } from '../shared/delivery-rows.js';
 import { READ_PER_QUEUED } from '../shared/fan-out-reach.js';
+import { SUBSCRIBED } from './subscribed.js';
 
 /** The newest event's seq: what an endpoint fanned out this far has been given everything of. */
 export const EVENTS_HEAD = '(SELECT coalesce(max(seq), 0) FROM events)';
-
-/** An event of `e` is of a type the endpoint `w` is subscribed to (`events` is comma-separated). */
-const SUBSCRIBED = `instr(',' || w.events || ',', ',' || e.type || ',') > 0`;
 
 /**
  * How far a step takes the endpoint `w`: to its @span-th subscribed event after fanned_seq, if that is

@@ -136,4 +136,36 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   UPDATE webhook_endpoints SET fanned_seq = (SELECT coalesce(max(seq), 0) FROM events);
   DROP TRIGGER events_fan_out;
   `,
+  `
+  -- The deliveries log outlives deliveries (docs/decisions.md, "Retention and pending deliveries"): an entry
+  -- is kept EVENT_RETENTION_DAYS from its attempt, so a delivery that retention ended keeps its log, and the
+  -- failed entry that says so, after its event and delivery are gone. No foreign key to the deliveries
+  -- (removing an endpoint removes its log itself); delivery_id is null for a delivery never queued; an index
+  -- by time for retention replaces the one by delivery, which served only the cascade. SQLite drops a
+  -- constraint only by making the table anew; its sequence is carried over, so ids (the log's pages) grow on.
+  CREATE TABLE webhook_attempts_new (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_id     INTEGER,
+    endpoint_id     INTEGER NOT NULL,
+    event_seq       INTEGER NOT NULL,
+    type            TEXT    NOT NULL,
+    attempt         INTEGER NOT NULL,
+    status          TEXT    NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    response_status INTEGER,
+    error           TEXT,
+    attempted_at    INTEGER NOT NULL,
+    next_attempt_at INTEGER
+  ) STRICT;
+  INSERT INTO webhook_attempts_new (id, delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
+    error, attempted_at, next_attempt_at)
+  SELECT id, delivery_id, endpoint_id, event_seq, type, attempt, status, response_status, error, attempted_at,
+    next_attempt_at FROM webhook_attempts;
+  DELETE FROM sqlite_sequence WHERE name = 'webhook_attempts_new';
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'webhook_attempts_new', seq FROM sqlite_sequence
+    WHERE name = 'webhook_attempts';
+  DROP TABLE webhook_attempts;
+  ALTER TABLE webhook_attempts_new RENAME TO webhook_attempts;
+  CREATE INDEX webhook_attempts_endpoint_id ON webhook_attempts (endpoint_id, id);
+  CREATE INDEX webhook_attempts_attempted_at ON webhook_attempts (attempted_at);
+  `,
 ];

@@ -50,6 +50,7 @@ export class SqliteWebhookStore implements WebhookStore {
   readonly #page: Database.Statement<[number, number], Row>;
   readonly #update: Database.Statement<SqlValue[], Row>;
   readonly #remove: Database.Statement<[number]>;
+  readonly #removeLog: Database.Statement<[number]>;
   readonly #attempts: Database.Statement<[number, number, number], DeliveryAttemptRow<number>>;
 
   constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut) {
@@ -60,6 +61,7 @@ export class SqliteWebhookStore implements WebhookStore {
     this.#page = db.prepare(QUERIES.page);
     this.#update = db.prepare<SqlValue[], Row>(QUERIES.update);
     this.#remove = db.prepare(QUERIES.remove);
+    this.#removeLog = db.prepare(QUERIES.removeLog);
     this.#attempts = db.prepare(QUERIES.attempts);
   }
 
@@ -92,7 +94,10 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   remove(id: number): Promise<boolean> {
-    return this.#writes.run(() => this.#remove.run(id).changes > 0);
+    return this.#writes.run(() => {
+      this.#removeLog.run(id);
+      return this.#remove.run(id).changes > 0;
+    });
   }
 
   async attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]> {
