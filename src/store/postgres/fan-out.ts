@@ -21,7 +21,7 @@ const ENDPOINT = 'SELECT w.id, w.events, w.enabled, w.fanned_tx, w.fanned_seq FR
 
 /**
  * The deliveries of the events in `span` to endpoints subscribed to their type (ON CONFLICT: after
- * migration 6, events the trigger fanned out may be looked at again; see there).
+ * migration 5, events the trigger fanned out may be looked at again; see there).
  */
 const QUEUE = `queued AS (
       INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)

@@ -29,7 +29,7 @@ const fromRow = (row: Row) => endpointFromRow(row, asDate);
 
 const QUERIES = {
   // As pets' inserts: the lock, held to commit, makes endpoints visible in id order, so pages skip none.
-  // The fan-out position's default starts it at what is recorded from now on (migration 6).
+  // The fan-out position's default starts it at what is recorded from now on (migration 5).
   insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('webhook-endpoint-ids')}))
     INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at)
     SELECT $1::text, $2::text, $3::text, true, $4::text, $5::timestamptz FROM in_id_order
