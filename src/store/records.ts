@@ -163,7 +163,7 @@ export interface DueDelivery {
   readonly attempt: number;
   /** The claim: the delivery is ours until then, and finish() records only while it still is. */
   readonly claimedUntil: Date;
-  readonly endpoint: { readonly id: number; readonly url: string; readonly secret: string };
+  readonly endpoint: { readonly id: number; readonly url: string } & SigningSecrets;
   readonly event: EventRecord;
 }
 
@@ -196,11 +196,30 @@ export interface NewWebhookEndpointRecord {
   readonly createdAt: Date;
 }
 
-/** An endpoint as the store keeps it; the API shows it without its secret (but in the 201 of its creation). */
-export interface WebhookEndpointRecord extends NewWebhookEndpointRecord {
+/** The secret a rotation replaced, and until when it still signs beside the new one. */
+interface PreviousSecret {
+  readonly secret: string;
+  readonly expiresAt: Date;
+}
+
+/** What an endpoint's attempts are signed with: its secret, and the one before it while that still signs. */
+export interface SigningSecrets {
+  readonly secret: string;
+  /** null when no rotation left one (never rotated, or rotated with no overlap). */
+  readonly previousSecret: PreviousSecret | null;
+}
+
+/** An endpoint as the store keeps it; the API shows it without its secrets (but in the 201 of its creation). */
+export interface WebhookEndpointRecord extends NewWebhookEndpointRecord, SigningSecrets {
   readonly id: number;
   /** Only enabled endpoints get deliveries, and only of events recorded while they are. */
   readonly enabled: boolean;
+}
+
+/** A new secret for an endpoint; the one it replaces signs too until `previousExpiresAt` (null: not at all). */
+export interface SecretRotation {
+  readonly secret: string;
+  readonly previousExpiresAt: Date | null;
 }
 
 /** A partial update: what is absent is kept; `description: null` clears it. */

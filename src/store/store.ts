@@ -25,6 +25,7 @@ import type {
   PetRecord,
   PlaceOrderResult,
   PurgeResult,
+  SecretRotation,
   WebhookEndpointChange,
   WebhookEndpointRecord,
 } from './records.js';
@@ -137,6 +138,12 @@ export interface WebhookStore {
   list(query: PageQuery<never>): Promise<WebhookEndpointRecord[]>;
   /** undefined when there is no such endpoint. */
   update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined>;
+  /**
+   * Makes `rotation.secret` the one that signs, and the secret it replaces the previous one, dropping any
+   * older previous secret, in one statement: two secrets at most sign at once. undefined when there is no
+   * such endpoint.
+   */
+  rotateSecret(id: number, rotation: SecretRotation): Promise<WebhookEndpointRecord | undefined>;
   /** false when there was no such endpoint. */
   remove(id: number): Promise<boolean>;
   /** One endpoint's attempts, newest (highest id) first; empty for an endpoint that does not exist. */

@@ -58,6 +58,7 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
       get: timed('webhooks.get', (id) => webhooks.get(id), observe),
       list: timed('webhooks.list', (query) => webhooks.list(query), observe),
       update: timed('webhooks.update', (id, change) => webhooks.update(id, change), observe),
+      rotateSecret: timed('webhooks.rotateSecret', (id, rotation) => webhooks.rotateSecret(id, rotation), observe),
       remove: timed('webhooks.remove', (id) => webhooks.remove(id), observe),
       attempts: timed('webhooks.attempts', (endpointId, query) => webhooks.attempts(endpointId, query), observe),
     },

@@ -21,7 +21,7 @@ function brokenStore(real: Store): Store {
     pets: { create: fail, createOnce: fail, get: fail, list: fail },
     orders: { place: fail, placeOnce: fail, get: fail, list: fail, changeStatus: fail },
     events: { list: fail, head: fail, purge: fail, watch: () => () => undefined },
-    webhooks: { create: fail, get: fail, list: fail, update: fail, remove: fail, attempts: fail },
+    webhooks: { create: fail, get: fail, list: fail, update: fail, rotateSecret: fail, remove: fail, attempts: fail },
     deliveries: { claim: fail, finish: fail, stats: fail },
     purgeExpiredIdempotencyKeys: fail,
     ping: fail,

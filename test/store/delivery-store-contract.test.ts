@@ -51,7 +51,7 @@ eachBackend((backend) => {
       const first = await store.deliveries.claim(claimQuery(now, { freeOtherwise: 2 }));
       assert.deepEqual(first.map((delivery) => delivery.endpoint.id).sort(), [a.id, a.id, b.id, b.id].sort());
       const one = first.find((delivery) => delivery.endpoint.id === a.id) as DueDelivery;
-      assert.deepEqual(one.endpoint, { id: a.id, url: 'https://a.example.com/', secret: SECRET });
+      assert.deepEqual(one.endpoint, { id: a.id, url: 'https://a.example.com/', secret: SECRET, previousSecret: null });
       assert.equal(one.attempt, 1);
       assert.equal(one.claimedUntil.getTime(), now.getTime() + 60_000);
       assert.equal(one.event.type, 'pet.created');

@@ -24,7 +24,8 @@ eachBackend((backend) => {
     test('create keeps every field as given, enabled; get and list return it', async (t) => {
       const { store } = await fresh(t);
       const created = await store.webhooks.create(endpoint({ description: 'Ünïcode 🐈' }));
-      assert.deepEqual(created, { id: created.id, enabled: true, ...endpoint({ description: 'Ünïcode 🐈' }) });
+      const fields = endpoint({ description: 'Ünïcode 🐈' });
+      assert.deepEqual(created, { id: created.id, enabled: true, previousSecret: null, ...fields });
       assert.deepEqual(await store.webhooks.get(created.id), created);
       assert.equal(await store.webhooks.get(created.id + 1), undefined);
       const more = [await store.webhooks.create(endpoint()), await store.webhooks.create(endpoint())];
@@ -36,13 +37,46 @@ eachBackend((backend) => {
       const { store } = await fresh(t);
       const { id } = await store.webhooks.create(endpoint({ description: 'kept' }));
       const disabled = await store.webhooks.update(id, { enabled: false });
-      assert.deepEqual(disabled, { id, enabled: false, ...endpoint({ description: 'kept' }) });
+      assert.deepEqual(disabled, { id, enabled: false, previousSecret: null, ...endpoint({ description: 'kept' }) });
       const moved = await store.webhooks.update(id, { url: 'https://other.example.com/', events: ['pet.created'] });
       assert.deepEqual(moved, { ...disabled, url: 'https://other.example.com/', events: ['pet.created'] });
       assert.equal((await store.webhooks.update(id, { description: undefined }))?.description, 'kept');
       assert.equal((await store.webhooks.update(id, { description: null }))?.description, null);
       assert.equal((await store.webhooks.update(id, { enabled: true }))?.enabled, true);
       assert.equal(await store.webhooks.update(id + 1, { enabled: true }), undefined);
+    });
+
+    test('rotateSecret: the replaced secret signs until its expiry, an older one is dropped', async (t) => {
+      const { store } = await fresh(t);
+      const created = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const { id } = created;
+      const until = new Date('2026-01-03T03:04:05.678Z');
+      const first = await store.webhooks.rotateSecret(id, { secret: 'whsec_Zmlyc3Q=', previousExpiresAt: until });
+      assert.deepEqual(first, {
+        ...created,
+        secret: 'whsec_Zmlyc3Q=',
+        previousSecret: { secret: created.secret, expiresAt: until },
+      });
+      assert.deepEqual(await store.webhooks.get(id), first);
+      // Inside the window: the secret it replaces becomes the previous one, the older is gone.
+      const later = new Date('2026-01-04T00:00:00.000Z');
+      const second = await store.webhooks.rotateSecret(id, { secret: 'whsec_c2Vjb25k', previousExpiresAt: later });
+      assert.deepEqual(second?.previousSecret, { secret: 'whsec_Zmlyc3Q=', expiresAt: later });
+      await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
+      const [delivery] = await claimEverything(store);
+      assert.deepEqual(delivery?.endpoint, {
+        id,
+        url: created.url,
+        secret: 'whsec_c2Vjb25k',
+        previousSecret: { secret: 'whsec_Zmlyc3Q=', expiresAt: later },
+      });
+      // No overlap: the replaced secret stops at once.
+      const third = await store.webhooks.rotateSecret(id, { secret: 'whsec_dGhpcmQ=', previousExpiresAt: null });
+      assert.deepEqual(third, { ...created, secret: 'whsec_dGhpcmQ=', previousSecret: null });
+      assert.equal(
+        await store.webhooks.rotateSecret(id + 1, { secret: 'whsec_eA==', previousExpiresAt: null }),
+        undefined,
+      );
     });
 
     test('only enabled endpoints subscribed to a type get its deliveries; remove takes them along', async (t) => {

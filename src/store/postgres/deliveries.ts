@@ -47,6 +47,7 @@ export const DELIVERY_QUERIES = {
       RETURNING d.id, d.attempts, d.endpoint_id, d.event_seq
     )
     SELECT c.id AS delivery_id, c.attempts, c.endpoint_id, w.url, w.secret,
+      w.previous_secret, w.previous_secret_expires_at,
       e.seq, e.tx::text::bigint AS tx, e.type, e.at, e.data, e.previous_status
     FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.seq = c.event_seq`,
   finish: `WITH moved AS (

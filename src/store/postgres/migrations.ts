@@ -182,4 +182,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   DROP INDEX webhook_attempts_delivery;
   CREATE INDEX webhook_attempts_attempted_at ON webhook_attempts (attempted_at);
   `,
+  `
+  -- Secret rotation: the secret a rotation replaced signs alongside the new one until it expires (both
+  -- null when none does).
+  ALTER TABLE webhook_endpoints
+    ADD COLUMN previous_secret TEXT,
+    ADD COLUMN previous_secret_expires_at TIMESTAMPTZ;
+  `,
 ];

@@ -3,6 +3,7 @@ import type {
   DeliveryAttemptRecord,
   NewWebhookEndpointRecord,
   PageQuery,
+  SecretRotation,
   WebhookEndpointChange,
   WebhookEndpointRecord,
 } from '../records.js';
@@ -37,6 +38,12 @@ const QUERIES = {
   update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
     enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END
     WHERE id = $6 RETURNING ${ENDPOINT_COLUMNS}`,
+  // The right-hand `secret` is the row's before the update: the one replaced. A concurrent rotation waits
+  // for the row's lock and then replaces this one's secret, so two sign at most.
+  rotate: `UPDATE webhook_endpoints SET secret = $2::text,
+    previous_secret = CASE WHEN $3::timestamptz IS NULL THEN NULL ELSE secret END,
+    previous_secret_expires_at = $3::timestamptz
+    WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
   ...webhookQueries(postgresParam),
 };
 const REMOVE = `WITH log AS (${QUERIES.removeLog}) ${QUERIES.remove}`;
@@ -88,6 +95,12 @@ export class PostgresWebhookStore implements WebhookStore {
         return (await client.query<Row>(update)).rows[0];
       });
     }
+    return row === undefined ? undefined : fromRow(row);
+  }
+
+  async rotateSecret(id: number, rotation: SecretRotation): Promise<WebhookEndpointRecord | undefined> {
+    const values = [id, rotation.secret, rotation.previousExpiresAt];
+    const [row] = await this.#db.rows<Row>('webhooks-rotate', QUERIES.rotate, values);
     return row === undefined ? undefined : fromRow(row);
   }
 

@@ -1,6 +1,7 @@
 import type { DueDelivery } from '../records.js';
 import { type EventRow, eventFromRow } from './event-rows.js';
 import type { ToDate } from './rows.js';
+import { type SecretsRow, secretsFromRow } from './webhook-rows.js';
 
 /** SQL fragments in a backend's syntax: the endpoint, the time and the most rows to take. */
 export interface DueSql {
@@ -50,12 +51,11 @@ export function deliveryStatsQuery(enabled: string, unqueued: UnqueuedSql): stri
 }
 
 /** A claimed delivery's row: the delivery, its endpoint and its event (in the events table's columns). */
-export interface DueDeliveryRow<D> extends EventRow<D> {
+export interface DueDeliveryRow<D> extends EventRow<D>, SecretsRow<D> {
   delivery_id: number;
   attempts: number;
   endpoint_id: number;
   url: string;
-  secret: string;
 }
 
 export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate: ToDate<D>): DueDelivery {
@@ -63,7 +63,7 @@ export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate
     id: row.delivery_id,
     attempt: row.attempts + 1,
     claimedUntil,
-    endpoint: { id: row.endpoint_id, url: row.url, secret: row.secret },
+    endpoint: { id: row.endpoint_id, url: row.url, ...secretsFromRow(row, toDate) },
     event: eventFromRow(row, toDate),
   };
 }

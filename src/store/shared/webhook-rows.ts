@@ -1,12 +1,18 @@
 import type { DeliveryStatus } from '../../domain/delivery-status.js';
 import type { EventType } from '../../domain/event-types.js';
-import type { DeliveryAttemptRecord, WebhookEndpointChange, WebhookEndpointRecord } from '../records.js';
+import type {
+  DeliveryAttemptRecord,
+  SigningSecrets,
+  WebhookEndpointChange,
+  WebhookEndpointRecord,
+} from '../records.js';
 import { readQueries } from './keyset-page.js';
 import type { ToDate } from './rows.js';
 import type { Param } from './sql-params.js';
 
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
-export const ENDPOINT_COLUMNS = 'id, url, events, description, enabled, secret, created_at';
+export const ENDPOINT_COLUMNS =
+  'id, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at';
 const ATTEMPT_COLUMNS = 'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at';
 
 /** The statements alike on both backends, in each one's parameter syntax (writes differ in their casts). */
@@ -42,14 +48,20 @@ export function changeValues(change: WebhookEndpointChange) {
   ] as const;
 }
 
-export interface WebhookEndpointRow<D> {
+/** The secrets columns, which the endpoint's rows and a claimed delivery's both carry. */
+export interface SecretsRow<D> {
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: D | null;
+}
+
+export interface WebhookEndpointRow<D> extends SecretsRow<D> {
   id: number;
   url: string;
   events: string;
   description: string | null;
   /** SQLite has no boolean: 0 or 1 there. */
   enabled: boolean | number;
-  secret: string;
   created_at: D;
 }
 
@@ -72,8 +84,16 @@ export function endpointFromRow<D>(row: WebhookEndpointRow<D>, toDate: ToDate<D>
     events: row.events.split(',') as EventType[],
     description: row.description,
     enabled: Boolean(row.enabled),
-    secret: row.secret,
+    ...secretsFromRow(row, toDate),
     createdAt: toDate(row.created_at),
+  };
+}
+
+export function secretsFromRow<D>(row: SecretsRow<D>, toDate: ToDate<D>): SigningSecrets {
+  const { previous_secret: secret, previous_secret_expires_at: expiresAt } = row;
+  return {
+    secret: row.secret,
+    previousSecret: secret === null || expiresAt === null ? null : { secret, expiresAt: toDate(expiresAt) },
   };
 }
 

@@ -13,6 +13,7 @@ export const DELIVERY_QUERIES = {
   due: dueOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit' }),
   claim: 'UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?))',
   claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.url, w.secret,
+      w.previous_secret, w.previous_secret_expires_at,
       e.seq, 0 AS tx, e.type, e.at, e.data, e.previous_status
     FROM json_each(?) j
     JOIN webhook_deliveries d ON d.id = j.value

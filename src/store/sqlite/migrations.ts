@@ -168,4 +168,10 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_attempts_endpoint_id ON webhook_attempts (endpoint_id, id);
   CREATE INDEX webhook_attempts_attempted_at ON webhook_attempts (attempted_at);
   `,
+  `
+  -- Secret rotation: the secret a rotation replaced signs alongside the new one until it expires (both
+  -- null when none does).
+  ALTER TABLE webhook_endpoints ADD COLUMN previous_secret TEXT;
+  ALTER TABLE webhook_endpoints ADD COLUMN previous_secret_expires_at INTEGER;
+  `,
 ];

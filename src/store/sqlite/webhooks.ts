@@ -4,6 +4,7 @@ import type {
   DeliveryAttemptRecord,
   NewWebhookEndpointRecord,
   PageQuery,
+  SecretRotation,
   WebhookEndpointChange,
   WebhookEndpointRecord,
 } from '../records.js';
@@ -38,6 +39,10 @@ const QUERIES = {
   update: `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
     enabled = coalesce(?, enabled), description = CASE WHEN ? THEN ? ELSE description END
     WHERE id = ? RETURNING ${ENDPOINT_COLUMNS}`,
+  // The right-hand `secret` is the row's before the update: the one replaced.
+  rotate: `UPDATE webhook_endpoints SET secret = @secret,
+    previous_secret = CASE WHEN @expiresAt IS NULL THEN NULL ELSE secret END, previous_secret_expires_at = @expiresAt
+    WHERE id = @id RETURNING ${ENDPOINT_COLUMNS}`,
   ...webhookQueries(sqliteParam),
 };
 
@@ -49,6 +54,7 @@ export class SqliteWebhookStore implements WebhookStore {
   readonly #get: Database.Statement<[number], Row>;
   readonly #page: Database.Statement<[number, number], Row>;
   readonly #update: Database.Statement<SqlValue[], Row>;
+  readonly #rotate: Database.Statement<[{ id: number; secret: string; expiresAt: number | null }], Row>;
   readonly #remove: Database.Statement<[number]>;
   readonly #removeLog: Database.Statement<[number]>;
   readonly #attempts: Database.Statement<[number, number, number], DeliveryAttemptRow<number>>;
@@ -60,6 +66,7 @@ export class SqliteWebhookStore implements WebhookStore {
     this.#get = db.prepare(QUERIES.get);
     this.#page = db.prepare(QUERIES.page);
     this.#update = db.prepare<SqlValue[], Row>(QUERIES.update);
+    this.#rotate = db.prepare(QUERIES.rotate);
     this.#remove = db.prepare(QUERIES.remove);
     this.#removeLog = db.prepare(QUERIES.removeLog);
     this.#attempts = db.prepare(QUERIES.attempts);
@@ -91,6 +98,11 @@ export class SqliteWebhookStore implements WebhookStore {
       if (subscriptionChanges) this.#fanOut.settle(id);
       return recordOrNone(this.#update.get(...values));
     });
+  }
+
+  rotateSecret(id: number, rotation: SecretRotation): Promise<WebhookEndpointRecord | undefined> {
+    const values = { id, secret: rotation.secret, expiresAt: rotation.previousExpiresAt?.getTime() ?? null };
+    return this.#writes.run(() => recordOrNone(this.#rotate.get(values)));
   }
 
   remove(id: number): Promise<boolean> {
