@@ -4,7 +4,7 @@ import { eventId, toEvent } from '../representations/resources.js';
 import type { AttemptOutcome, DueDelivery } from '../store/records.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import { type SendResult, sendWebhook } from './send-webhook.js';
-import { webhookHeaders } from './signature.js';
+import { signingSecrets, webhookHeaders } from './signature.js';
 
 /** The first wait before recording an attempt again while the database is away; it doubles up to the max. */
 const RECORD_RETRY_MS = { first: 100, max: 5000 };
@@ -29,7 +29,7 @@ export async function runAttempt(
   const attemptedAt = new Date();
   const id = eventId(delivery.event.seq);
   const body = JSON.stringify(toEvent(delivery.event));
-  const headers = webhookHeaders(delivery.endpoint.secret, id, attemptedAt, body);
+  const headers = webhookHeaders(signingSecrets(delivery.endpoint, attemptedAt), id, attemptedAt, body);
   const result = await sendWebhook({ url: delivery.endpoint.url, headers, body }, { policy, timeoutMs, signal, agent });
   release(result.delivered);
   if (signal.aborted) return;
