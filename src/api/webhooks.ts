@@ -2,13 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { EVENT_TYPES } from '../domain/event-types.js';
-import { generateWebhookSecret } from '../domain/webhook-secret.js';
+import { generateWebhookSecret, PREVIOUS_SECRET_SECONDS } from '../domain/webhook-secret.js';
 import { ERRORS } from '../errors/catalogue.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../openapi/error-responses.js';
 import {
   toCreatedWebhookEndpoint,
   toDeliveryAttempt,
+  toRotatedWebhookSecret,
   toWebhookEndpoint,
 } from '../representations/webhook-endpoints.js';
 import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
@@ -18,10 +19,12 @@ import {
   CreatedWebhookEndpoint,
   DeliveryAttempt,
   NewWebhookEndpoint,
+  RotatedWebhookSecret,
   WebhookEndpoint,
   WebhookEndpointChange,
   WebhookIdParams,
   WebhookPageQuery,
+  WebhookSecretRotation,
 } from '../schemas/webhook.js';
 import type { WebhookEndpointRecord } from '../store/records.js';
 import { checkTargetUrl, type TargetPolicy } from '../webhooks/target-policy.js';
@@ -170,6 +173,44 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
       const change = request.body;
       if (change.url !== undefined) await allowTarget(change.url);
       return toWebhookEndpoint(found(webhookId, await store.webhooks.update(webhookId, change)));
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:webhookId/rotate-secret',
+    {
+      config: { ...SCOPE, optionalBody: true },
+      // No body is the defaults' body.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        operationId: 'rotateWebhookSecret',
+        summary: "Rotate a webhook endpoint's signing secret",
+        description:
+          'Gives the endpoint a new secret, shown only in this answer. Until `previousSecretExpiresAt` every ' +
+          'delivery carries two signatures in `webhook-signature`, `v1,<new> v1,<previous>`, so a receiver ' +
+          'holding either secret verifies it; then only the new one signs. A rotation within that window ' +
+          'replaces the older secret: at most two sign at once. A disabled endpoint is rotated too; its ' +
+          'deliveries are signed so once it is enabled again.',
+        tags: TAGS,
+        security: SECURITY,
+        params: WebhookIdParams,
+        querystring: NoQuery,
+        body: ref(WebhookSecretRotation),
+        response: {
+          200: ref(RotatedWebhookSecret, { description: 'The new secret (shown only here), and the overlap.' }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', ...WITH_BODY),
+        },
+      },
+    },
+    async (request) => {
+      const { webhookId } = request.params;
+      const { previousSecretExpiresIn = PREVIOUS_SECRET_SECONDS.default } = request.body;
+      const previousExpiresAt =
+        previousSecretExpiresIn === 0 ? null : new Date(clock().getTime() + previousSecretExpiresIn * 1000);
+      const rotation = { secret: generateWebhookSecret(), previousExpiresAt };
+      return toRotatedWebhookSecret(found(webhookId, await store.webhooks.rotateSecret(webhookId, rotation)));
     },
   );
 

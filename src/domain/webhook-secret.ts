@@ -8,3 +8,9 @@ const SECRET_BYTES = 32;
 export function generateWebhookSecret(): string {
   return WEBHOOK_SECRET_PREFIX + randomBytes(SECRET_BYTES).toString('base64');
 }
+
+/**
+ * How long the secret a rotation replaces keeps signing beside the new one, in seconds: a day unless asked,
+ * a week at most (long enough for a receiver's release, short enough that a leaked secret dies soon).
+ */
+export const PREVIOUS_SECRET_SECONDS = { default: 86_400, max: 604_800 } as const;

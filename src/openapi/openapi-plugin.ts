@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Links } from '../http/links.js';
 import { ERROR_CODES } from '../schemas/error-codes.js';
+import { optionalBodies } from './optional-bodies.js';
 import { webhooksSection } from './webhooks-section.js';
 
 /** The interface description version (docs/decisions.md, "Versioning"), apart from the package's own version. */
@@ -17,6 +18,7 @@ const LICENSE = { name: 'Proprietary: no licence is granted', identifier: 'Licen
  */
 export const openapi = fp(
   async (app: FastifyInstance, { links }: { links: Links }) => {
+    const markOptionalBodies = optionalBodies(app);
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
@@ -41,6 +43,8 @@ export const openapi = fp(
           { name: 'webhooks', description: 'Endpoints the service pushes events to, and the log of its attempts.' },
         ],
       },
+      transformObject: (document) =>
+        'openapiObject' in document ? markOptionalBodies(document.openapiObject) : document.swaggerObject,
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     });
   },

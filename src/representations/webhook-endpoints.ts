@@ -1,10 +1,15 @@
-import type { CreatedWebhookEndpoint, DeliveryAttempt, WebhookEndpoint } from '../schemas/webhook.js';
+import type {
+  CreatedWebhookEndpoint,
+  DeliveryAttempt,
+  RotatedWebhookSecret,
+  WebhookEndpoint,
+} from '../schemas/webhook.js';
 import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/records.js';
 import { eventId } from './resources.js';
 
 /**
- * What the webhook routes show of an endpoint, never its secret: that is shown once, in the 201 of the
- * creation (toCreatedWebhookEndpoint).
+ * What the webhook routes show of an endpoint, never its secrets: a secret is shown once, in the 201 of the
+ * creation (toCreatedWebhookEndpoint) or the answer of the rotation that made it (toRotatedWebhookSecret).
  */
 export function toWebhookEndpoint(record: WebhookEndpointRecord): WebhookEndpoint {
   return {
@@ -14,11 +19,20 @@ export function toWebhookEndpoint(record: WebhookEndpointRecord): WebhookEndpoin
     description: record.description,
     enabled: record.enabled,
     createdAt: record.createdAt.toISOString(),
+    previousSecretExpiresAt: previousSecretExpiresAt(record),
   };
 }
 
+/** Stored as it was set, so a past time says when the previous secret stopped signing. */
+const previousSecretExpiresAt = (record: WebhookEndpointRecord) =>
+  record.previousSecret?.expiresAt.toISOString() ?? null;
+
 export function toCreatedWebhookEndpoint(record: WebhookEndpointRecord): CreatedWebhookEndpoint {
   return { ...toWebhookEndpoint(record), secret: record.secret };
+}
+
+export function toRotatedWebhookSecret(record: WebhookEndpointRecord): RotatedWebhookSecret {
+  return { secret: record.secret, previousSecretExpiresAt: previousSecretExpiresAt(record) };
 }
 
 export function toDeliveryAttempt(record: DeliveryAttemptRecord): DeliveryAttempt {

@@ -14,8 +14,10 @@ import {
   DeliveryAttempt,
   DeliveryStatus,
   NewWebhookEndpoint,
+  RotatedWebhookSecret,
   WebhookEndpoint,
   WebhookEndpointChange,
+  WebhookSecretRotation,
 } from './webhook.js';
 
 /** Schemas registered once: validation, serialisation and `components.schemas` of the OpenAPI document. */
@@ -38,6 +40,8 @@ export const SHARED_SCHEMAS = [
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
   WebhookEndpointChange,
+  WebhookSecretRotation,
+  RotatedWebhookSecret,
   DeliveryStatus,
   DeliveryAttempt,
 ];

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { DELIVERY_STATUSES, type DeliveryStatus as DeliveryStatusName } from '../domain/delivery-status.js';
 import type { EventType } from '../domain/event-types.js';
-import { WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
+import { PREVIOUS_SECRET_SECONDS, WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
 import { Int64 } from './int64.js';
 import { PageLimit } from './page.js';
 
@@ -22,6 +22,19 @@ const Events = events('The event types sent to the endpoint; each at most once.'
 
 const Description = Type.String({ maxLength: WEBHOOK_DESCRIPTION_MAX_CHARS, description: 'Free text for people.' });
 
+const secret = (description: string) =>
+  Type.String({
+    description:
+      `A signing secret (Standard Webhooks: \`${WEBHOOK_SECRET_PREFIX}\` and the base64 of 32 random bytes). ` +
+      description,
+  });
+
+const PreviousSecretExpiresAt = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+  description:
+    'Until when (UTC) the secret replaced by the latest rotation also signs every delivery, beside the ' +
+    'current one; `null` when no rotation left one signing. Once past, only the current secret signs.',
+});
+
 const ENDPOINT_PROPERTIES = {
   id: Int64({ minimum: 1, description: 'Assigned by the service.' }),
   url: Url,
@@ -29,23 +42,20 @@ const ENDPOINT_PROPERTIES = {
   description: Type.Union([Description, Type.Null()]),
   enabled: Type.Boolean({ description: 'Only an enabled endpoint is sent the events recorded meanwhile.' }),
   createdAt: Type.String({ format: 'date-time', description: 'When the endpoint was registered (UTC).' }),
+  previousSecretExpiresAt: PreviousSecretExpiresAt,
 };
 
 export const WebhookEndpoint = Type.Object(ENDPOINT_PROPERTIES, {
   $id: 'WebhookEndpoint',
   additionalProperties: false,
-  description: 'Where the service sends events; its signing secret is shown only when it is created.',
+  description: 'Where the service sends events; its signing secret is shown only when it is created or rotated.',
 });
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 
 export const CreatedWebhookEndpoint = Type.Object(
   {
     ...ENDPOINT_PROPERTIES,
-    secret: Type.String({
-      description:
-        `The signing secret (Standard Webhooks: \`${WEBHOOK_SECRET_PREFIX}\` and the base64 of 32 random bytes). ` +
-        'Shown only now: keep it to verify the `webhook-signature` of every delivery.',
-    }),
+    secret: secret('Shown only now: keep it to verify the `webhook-signature` of every delivery.'),
   },
   { $id: 'CreatedWebhookEndpoint', additionalProperties: false, description: 'A new endpoint, with its secret.' },
 );
@@ -77,6 +87,35 @@ export const WebhookEndpointChange = Type.Object(
   },
 );
 export type WebhookEndpointChange = Static<typeof WebhookEndpointChange>;
+
+export const WebhookSecretRotation = Type.Object(
+  {
+    previousSecretExpiresIn: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: PREVIOUS_SECRET_SECONDS.max,
+        description:
+          `Seconds the current secret keeps signing beside the new one (default ${PREVIOUS_SECRET_SECONDS.default}, ` +
+          'a day); `0` stops it at once.',
+      }),
+    ),
+  },
+  {
+    $id: 'WebhookSecretRotation',
+    additionalProperties: false,
+    description: 'How long the secret being replaced keeps signing; the body may be left out.',
+  },
+);
+export type WebhookSecretRotation = Static<typeof WebhookSecretRotation>;
+
+export const RotatedWebhookSecret = Type.Object(
+  {
+    secret: secret('The new one, shown only now: every delivery is signed with it from now on.'),
+    previousSecretExpiresAt: PreviousSecretExpiresAt,
+  },
+  { $id: 'RotatedWebhookSecret', additionalProperties: false, description: "An endpoint's new signing secret." },
+);
+export type RotatedWebhookSecret = Static<typeof RotatedWebhookSecret>;
 
 export const DeliveryStatus = Type.Unsafe<DeliveryStatusName>({
   $id: 'DeliveryStatus',

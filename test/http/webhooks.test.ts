@@ -4,7 +4,7 @@ import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import { eachBackend, expectError } from '../helpers/harness.js';
 import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
 
-const FIELDS = ['createdAt', 'description', 'enabled', 'events', 'id', 'url'];
+const FIELDS = ['createdAt', 'description', 'enabled', 'events', 'id', 'previousSecretExpiresAt', 'url'];
 
 eachBackend((backend) => {
   describe(`webhooks [${backend.name}]`, () => {
