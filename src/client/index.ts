@@ -17,8 +17,10 @@ export type {
   CreatedWebhookEndpoint,
   DeliveryAttempt,
   NewWebhookEndpoint,
+  RotatedWebhookSecret,
   WebhookEndpoint,
   WebhookEndpointChange,
+  WebhookSecretRotation,
 } from '../schemas/webhook.js';
 export type { Page } from './page.js';
 export {

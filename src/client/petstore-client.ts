@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Event, ListEventsQuery as ListEventsQuerySchema } from '../schemas/event.js';
 import type { ListOrdersQuery as ListOrdersQuerySchema, NewOrder, Order, OrderStatusChange } from '../schemas/order.js';
 import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet } from '../schemas/pet.js';
+import type { RotatedWebhookSecret, WebhookSecretRotation } from '../schemas/webhook.js';
 import { everyItem, nextCursor, type Page } from './page.js';
 import { type Call, Transport } from './transport.js';
 
@@ -130,6 +131,21 @@ export class PetstoreClient {
   changeOrderStatus(orderId: number, change: OrderStatusChange, { signal }: CallOptions = {}): Promise<Order> {
     const path = `/v1/store/orders/${encodeURIComponent(orderId)}`;
     return this.#body<Order>({ method: 'PATCH', path, body: change, signal });
+  }
+
+  /**
+   * `rotateWebhookSecret`: a new signing secret for the endpoint, shown only in this answer. Until
+   * `previousSecretExpiresAt` (after `previousSecretExpiresIn` seconds, a day by default; `0` for none) the
+   * secret it replaces signs too, so the receiver can switch meanwhile. Not retried after a lost answer or a
+   * 503 (see the README): a repeat would rotate again, and the secret the receiver holds would stop signing.
+   */
+  rotateWebhookSecret(
+    webhookId: number,
+    rotation: WebhookSecretRotation = {},
+    { signal }: CallOptions = {},
+  ): Promise<RotatedWebhookSecret> {
+    const path = `/v1/webhooks/${encodeURIComponent(webhookId)}/rotate-secret`;
+    return this.#body<RotatedWebhookSecret>({ method: 'POST', path, body: rotation, unkeyed: true, signal });
   }
 
   /**

@@ -22,6 +22,11 @@ export interface Call {
   readonly body?: unknown;
   /** POST only; a new one is made when absent. */
   readonly idempotencyKey?: string | undefined;
+  /**
+   * A POST the service keeps no Idempotency-Key for: none is sent, and it is retried as a PATCH is, only
+   * where the service cannot have acted.
+   */
+  readonly unkeyed?: boolean | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -57,7 +62,9 @@ export class Transport {
     // network error to retry. A POST's key is the same on every attempt, so the service applies it once.
     const headers = new Headers({ authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' });
     if (call.body !== undefined) headers.set('content-type', 'application/json');
-    if (call.method === 'POST') headers.set('idempotency-key', structuredString(call.idempotencyKey ?? randomUUID()));
+    const keyed = call.method === 'POST' && call.unkeyed !== true;
+    if (keyed) headers.set('idempotency-key', structuredString(call.idempotencyKey ?? randomUUID()));
+    const retriedAs = keyed || call.method === 'GET' ? call.method : 'PATCH';
     const init: RequestInit = {
       method: call.method,
       headers,
@@ -66,8 +73,7 @@ export class Transport {
     for (let retry = 0; ; retry++) {
       const outcome = await this.#attempt<T>(url, init, call.signal);
       if (!(outcome instanceof PetstoreError)) return outcome;
-      const delay =
-        retry < this.#retries && isRetryable(call.method, outcome) ? retryDelayMs(outcome, retry) : undefined;
+      const delay = retry < this.#retries && isRetryable(retriedAs, outcome) ? retryDelayMs(outcome, retry) : undefined;
       if (delay === undefined) throw outcome;
       await sleep(delay, undefined, call.signal === undefined ? {} : { signal: call.signal }).catch(() => {
         throw aborted(call.signal);

@@ -15,6 +15,7 @@ import {
 import { MemoryRateLimiter } from '../../src/rate-limit/memory-rate-limiter.js';
 import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
+import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
 
 function clientFor(h: Harness, options: Partial<PetstoreClientOptions> = {}): PetstoreClient {
   return new PetstoreClient({ baseUrl: h.url, apiKey: h.keys.all, ...options });
@@ -250,6 +251,22 @@ eachBackend((backend) => {
         ['pet-0', 'pet-1'],
       );
     });
+
+    test('rotateWebhookSecret: the new secret and the overlap; 404 for an unknown endpoint', async (t) => {
+      const h = await startWebhookHarness(t, backend);
+      const client = clientFor(h);
+      const { id, secret } = await createEndpoint(h);
+      const rotated = await client.rotateWebhookSecret(id);
+      assert.match(rotated.secret, /^whsec_/);
+      assert.notEqual(rotated.secret, secret);
+      assert.ok(Date.parse(rotated.previousSecretExpiresAt ?? '') > Date.now() + 86_000_000, 'a day by default');
+      assert.equal(
+        (await client.rotateWebhookSecret(id, { previousSecretExpiresIn: 0 })).previousSecretExpiresAt,
+        null,
+      );
+      const error = await failure(client.rotateWebhookSecret(id + 1));
+      assert.deepEqual([error.status, error.code], [404, 'not_found']);
+    });
   });
 });
 
@@ -386,6 +403,25 @@ describe('client retries (a stand-in service)', () => {
         ['PATCH', '/v1/store/orders/5', undefined],
         ['PATCH', '/v1/store/orders/5', undefined],
       ],
+    );
+  });
+
+  test('rotateWebhookSecret sends no Idempotency-Key and, like a PATCH, is not retried after a 503', async (t) => {
+    const service = await fakeService(t, (attempt, _request, response) => {
+      if (attempt === 1) sendError(response, 429, 'rate_limited', { 'retry-after': '0' });
+      else sendError(response, 503, 'service_unavailable', { 'retry-after': '0' });
+    });
+    const client = new PetstoreClient({ baseUrl: service.url, apiKey: 'psk_test' });
+    const error = await failure(client.rotateWebhookSecret(3, { previousSecretExpiresIn: 60 }));
+    assert.equal(error.status, 503);
+    assert.deepEqual(
+      service.attempts.map((attempt) => [
+        attempt.method,
+        attempt.url,
+        attempt.headers['idempotency-key'],
+        attempt.body,
+      ]),
+      Array(2).fill(['POST', '/v1/webhooks/3/rotate-secret', undefined, '{"previousSecretExpiresIn":60}']),
     );
   });
 
