@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
+import type { Received } from '../../dev/webhook-receiver.js';
 import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
-import { type Received, startReceiver } from '../helpers/webhook-receiver.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
 
 /**
