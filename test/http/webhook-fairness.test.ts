@@ -54,10 +54,13 @@ function suite(backend: StoreBackend) {
     for (const receiver of hanging) await register(h, receiver.url);
     const healthy = await startReceiver(t);
     await register(h, healthy.url);
+    const started = Date.now();
     const late = await lateness(h, healthy, 2 * PER_ENDPOINT);
     report(t, late);
     assert.ok(Math.max(...late) < 1000, `every event within 1 s: ${late.join(' ')}`);
-    for (const receiver of hanging) assert.equal(receiver.received.length, 1, 'one attempt at a time, still hanging');
+    // One attempt at a time: the next only once the last timed out (a loaded machine may get there).
+    const oneAtATime = Math.floor((Date.now() - started) / OPTIONS.webhookDelivery.timeoutMs) + 1;
+    for (const receiver of hanging) assert.ok(receiver.received.length <= oneAtATime, 'one attempt at a time');
   });
 
   test('endpoints that answered, then hang, lose their share as their attempts time out', async (t) => {
