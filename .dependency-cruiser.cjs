@@ -43,7 +43,7 @@ module.exports = {
     onlyBelow(
       'catalogue-imports-contract-only',
       'The error catalogue (messages, ApiError) imports only the rules and codes it words.',
-      'errors/(catalogue|api-error)\\.ts$',
+      'errors/(catalogue|api-error|url-refusal-message)\\.ts$',
       ['domain/', 'schemas/error'],
     ),
     onlyBelow(

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../clock.js';
 import { ERRORS } from '../errors/catalogue.js';
-import type { Once, OnceResult, StoredResponse } from '../store/records.js';
+import type { Once, OnceResult, StoredResponse } from '../store/once-records.js';
 
 /** How long a key is remembered (IETF httpapi idempotency-key draft: 24 h, docs/decisions.md). */
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

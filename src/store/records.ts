@@ -56,31 +56,6 @@ export type ChangeOrderResult =
   | { readonly outcome: 'order_not_found' }
   | { readonly outcome: 'refused'; readonly from: OrderStatus };
 
-/** The response a first request got, kept to answer its retries. */
-export interface StoredResponse {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-}
-
-/** An idempotency key as the store sees it: who sent it, for which request, and how to answer. */
-export interface Once<T> {
-  /** The API key (id) that sent it: keys are scoped per API key. */
-  readonly owner: number;
-  readonly key: string;
-  /** A digest of the request (method, route, canonical body): the same key with another request is a mismatch. */
-  readonly fingerprint: string;
-  readonly now: Date;
-  readonly expiresAt: Date;
-  /** The response to keep, rendered from the effect inside its transaction. */
-  render(result: T): StoredResponse;
-}
-
-export type OnceResult<T> =
-  | { readonly outcome: 'done'; readonly result: T }
-  | { readonly outcome: 'replay'; readonly response: StoredResponse }
-  | { readonly outcome: 'mismatch' };
-
 export interface ApiKeyRecord {
   readonly id: number;
   readonly name: string;

@@ -1,5 +1,6 @@
 import type { EventPosition } from '../domain/event-position.js';
 import type { OrderStatus } from '../domain/order-status.js';
+import type { Once, OnceResult } from './once-records.js';
 import type {
   ApiKeyRecord,
   ApiKeyWithHash,
@@ -16,8 +17,6 @@ import type {
   NewOrderRecord,
   NewPetRecord,
   NewWebhookEndpointRecord,
-  Once,
-  OnceResult,
   OrderPageQuery,
   OrderRecord,
   PageQuery,

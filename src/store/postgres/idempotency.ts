@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Once, OnceResult } from '../records.js';
+import type { Once, OnceResult } from '../once-records.js';
 import { decideOnce, keptRow, type OnceDecision, type OnceRow, onceQueries } from '../shared/idempotency-records.js';
 import { asDate } from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';

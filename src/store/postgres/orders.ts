@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
 import type { PetStatus } from '../../domain/pet-status.js';
-import type { ChangeOrderResult, NewOrderRecord, Once, OnceResult, OrderRecord, PlaceOrderResult } from '../records.js';
+import type { Once, OnceResult } from '../once-records.js';
+import type { ChangeOrderResult, NewOrderRecord, OrderRecord, PlaceOrderResult } from '../records.js';
 import { readQueries } from '../shared/keyset-page.js';
 import { asDate, ORDER_COLUMNS, type OrderRow, orderFromRow, PET_COLUMNS, type PetRow } from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';

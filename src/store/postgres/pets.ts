@@ -1,4 +1,5 @@
-import type { NewPetRecord, Once, OnceResult, PetRecord } from '../records.js';
+import type { Once, OnceResult } from '../once-records.js';
+import type { NewPetRecord, PetRecord } from '../records.js';
 import { readQueries } from '../shared/keyset-page.js';
 import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';

@@ -1,4 +1,4 @@
-import type { Once, OnceResult } from '../records.js';
+import type { Once, OnceResult } from '../once-records.js';
 import type { ToDate } from './rows.js';
 import type { Param } from './sql-params.js';
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Once, OnceResult } from '../records.js';
+import type { Once, OnceResult } from '../once-records.js';
 import { decideOnce, keptRow, type OnceRow, onceQueries } from '../shared/idempotency-records.js';
 import { fromMilliseconds } from '../shared/rows.js';
 import { sqliteParam } from '../shared/sql-params.js';

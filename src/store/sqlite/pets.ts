@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { NewPetRecord, Once, OnceResult, PetRecord } from '../records.js';
+import type { Once, OnceResult } from '../once-records.js';
+import type { NewPetRecord, PetRecord } from '../records.js';
 import { readQueries } from '../shared/keyset-page.js';
 import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
 import { sqliteParam } from '../shared/sql-params.js';
