@@ -120,7 +120,7 @@ export class Metrics {
       ],
       [
         'petstore_webhook_pending_deliveries',
-        'Webhook deliveries pending (to enabled endpoints): neither succeeded nor failed yet.',
+        'Webhook deliveries pending (to enabled endpoints): neither succeeded nor failed yet; events not yet fanned out to an endpoint count by position, of its types or not.',
         (stats) => stats.pending,
       ],
     ];

@@ -24,7 +24,7 @@ export function dueOfEndpoint(sql: DueSql): string {
 
 /** SQL over an endpoint `w`: its events not queued yet (fan-out follows the commit). */
 export interface UnqueuedSql {
-  /** How many there are. */
+  /** How many there are, about: by position, so events of other types count until fan-out passes them. */
   readonly count: string;
   /** The seq of the first one. */
   readonly first: string;

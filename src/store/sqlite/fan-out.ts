@@ -18,9 +18,12 @@ const THROUGH = `CASE WHEN @span IS NULL THEN ${EVENTS_HEAD} ELSE coalesce(
     (SELECT seq FROM events WHERE seq > w.fanned_seq ORDER BY seq LIMIT 1 OFFSET @span * ${READ_PER_QUEUED} - 1),
     ${EVENTS_HEAD}) END`;
 
-/** The endpoint `w`'s events not queued yet, for the delivery stats. */
+/**
+ * The endpoint `w`'s events not queued yet, for the delivery stats: counted by position (every event after
+ * it, of its types or not), one probe, not a read of each; the first found by a walk to the first of its types.
+ */
 export const UNQUEUED: UnqueuedSql = {
-  count: `SELECT count(*) FROM events e WHERE e.seq > w.fanned_seq AND ${SUBSCRIBED}`,
+  count: `SELECT max(0, coalesce(max(e.seq), 0) - w.fanned_seq) FROM events e`,
   first: `SELECT e.seq FROM events e WHERE e.seq > w.fanned_seq AND ${SUBSCRIBED} ORDER BY e.seq LIMIT 1`,
 };
 
