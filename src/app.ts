@@ -29,6 +29,7 @@ import { FailOpen } from './rate-limit/fail-open.js';
 import { failedAuthLimit, keyRateLimit, type RateLimitOptions } from './rate-limit/rate-limit-plugins.js';
 import { DEFAULT_LIMITS, fastifyOptions, limitConnections, type ServerLimits } from './server/fastify-options.js';
 import { gracefulClose } from './server/graceful-close.js';
+import { lingeringClose } from './server/lingering-close.js';
 import { logDrops } from './server/log-drops.js';
 import type { Store } from './store/store.js';
 import { timedStore } from './store/timed-store.js';
@@ -88,6 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(errorHandler);
   await app.register(requestId);
   await app.register(gracefulClose);
+  await app.register(lingeringClose, { ms: limits.lingeringCloseMs, bytes: limits.lingeringCloseBytes });
   await app.register(securityHeaders, { https: options.tls !== undefined });
   await app.register(jsonBodies);
   await app.register(validation);

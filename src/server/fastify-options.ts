@@ -5,6 +5,7 @@ import { requestIdOf } from '../observability/request-id.js';
 import { RequestLog } from '../observability/request-log.js';
 import { serializerFactory } from '../serialization/serializer-factory.js';
 import { clientErrorHandler } from './client-error.js';
+import { LINGERING_CLOSE_BYTES, LINGERING_CLOSE_MS } from './lingering-close.js';
 import { capConnectionsPerAddress } from './per-address-connections.js';
 
 /** Limits against slow or greedy clients (slowloris, header floods, connection floods). */
@@ -21,6 +22,10 @@ export interface ServerLimits {
   readonly maxConnectionsPerAddress: number;
   /** An idle keep-alive connection (HTTP/1) or HTTP/2 session is closed after this. */
   readonly keepAliveTimeoutMs: number;
+  /** After an answer sent before the request's body arrived, the rest is read this long at most… */
+  readonly lingeringCloseMs: number;
+  /** …and this many bytes at most; then the connection is closed. */
+  readonly lingeringCloseBytes: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -34,6 +39,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   // Above the 60 s idle time-out of nginx's upstream keep-alive and AWS load balancers, so the proxy
   // closes an idle connection first and never sends a request on one this side is closing.
   keepAliveTimeoutMs: 65_000,
+  lingeringCloseMs: LINGERING_CLOSE_MS,
+  lingeringCloseBytes: LINGERING_CLOSE_BYTES,
 };
 
 export interface Transport {
