@@ -4,10 +4,8 @@ import { ERRORS } from '../errors/catalogue.js';
 import type { Store } from '../store/store.js';
 import { StoreFullError } from '../store/store-errors.js';
 
-/** Public endpoints for operators and tooling: the OpenAPI document, liveness and readiness. */
+/** Public endpoints for operators: liveness and readiness (the OpenAPI document is served with the docs). */
 const routes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
-
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { config: { public: true }, schema: { hide: true } }, async () => {
@@ -21,4 +19,4 @@ const routes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
   });
 };
 
-export const metaRoutes = fp(routes, { name: 'meta-routes', dependencies: ['openapi'], encapsulate: true });
+export const metaRoutes = fp(routes, { name: 'meta-routes', encapsulate: true });
