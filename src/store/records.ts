@@ -1,5 +1,6 @@
 import type { Scope } from '../domain/api-key.js';
 import type { DeliveryStatus } from '../domain/delivery-status.js';
+import type { DeliveryTrigger } from '../domain/delivery-trigger.js';
 import type { EventPosition } from '../domain/event-position.js';
 import type { EventType } from '../domain/event-types.js';
 import type { OrderStatus } from '../domain/order-status.js';
@@ -220,11 +221,15 @@ export interface DeliveryAttemptRecord {
   readonly attemptedAt: Date;
   /** When the next try is due, for a `pending` attempt. */
   readonly nextAttemptAt: Date | null;
+  /** Why its delivery was sent. */
+  readonly trigger: DeliveryTrigger;
 }
 
-/** A page of the deliveries log, newest first. */
+/** A page of the deliveries log, newest first, optionally only the attempts of one status, or of one event. */
 export interface AttemptQuery {
   readonly limit: number;
   /** Only attempts with an id below this one (keyset pagination, descending). */
   readonly beforeId?: number | undefined;
+  readonly status?: DeliveryStatus | undefined;
+  readonly eventSeq?: number | undefined;
 }

@@ -53,11 +53,11 @@ export const DELIVERY_QUERIES = {
   finish: `WITH moved AS (
       UPDATE webhook_deliveries SET status = $3, attempts = $4, next_attempt_at = $5, claimed_until = NULL
       WHERE id = $1 AND claimed_until = $2 AND status = 'pending'
-      RETURNING id, endpoint_id, event_seq
+      RETURNING id, endpoint_id, event_seq, triggered_by
     )
     INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
-      error, attempted_at, next_attempt_at)
-    SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5 FROM moved`,
+      error, attempted_at, next_attempt_at, triggered_by)
+    SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5, triggered_by FROM moved`,
   stats: deliveryStatsQuery('w.enabled', UNQUEUED),
 };
 

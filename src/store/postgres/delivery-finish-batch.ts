@@ -20,12 +20,12 @@ const FINISH_BATCH = `WITH input AS (
     UPDATE webhook_deliveries d
     SET status = i.status, attempts = i.attempt, next_attempt_at = i.next_attempt_at, claimed_until = NULL
     FROM input i WHERE d.id = i.id AND d.claimed_until = i.claimed_until AND d.status = 'pending'
-    RETURNING d.id, d.endpoint_id, d.event_seq
+    RETURNING d.id, d.endpoint_id, d.event_seq, d.triggered_by
   )
   INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
-    error, attempted_at, next_attempt_at)
+    error, attempted_at, next_attempt_at, triggered_by)
   SELECT m.id, m.endpoint_id, m.event_seq, i.type, i.attempt, i.status, i.response_status, i.error,
-    i.attempted_at, i.next_attempt_at
+    i.attempted_at, i.next_attempt_at, m.triggered_by
   FROM moved m JOIN input i ON i.id = m.id ORDER BY i.n
   RETURNING delivery_id`;
 

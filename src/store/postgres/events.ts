@@ -38,17 +38,18 @@ const QUERIES = {
     ),
     last AS (SELECT tx, seq FROM e ORDER BY tx DESC, seq DESC LIMIT 1),
     pending AS (
-      SELECT d.id, d.endpoint_id, e.seq, e.type, d.attempts + 1 AS attempt
+      SELECT d.id, d.endpoint_id, e.seq, e.type, d.attempts + 1 AS attempt, d.triggered_by
       FROM e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE d.status = 'pending' FOR UPDATE OF d
     ),
     owed AS (
-      SELECT NULL::bigint AS id, w.id AS endpoint_id, e.seq, e.type, 1 AS attempt
+      SELECT NULL::bigint AS id, w.id AS endpoint_id, e.seq, e.type, 1 AS attempt, 'event' AS triggered_by
       FROM last, webhook_endpoints w JOIN e ON (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND ${SUBSCRIBED}
       WHERE w.enabled AND (w.fanned_tx, w.fanned_seq) < (last.tx, last.seq)
     ),
     expired AS (
-      INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, error, attempted_at)
-      SELECT id, endpoint_id, seq, type, attempt, 'failed', $4, $3
+      INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, error, attempted_at,
+        triggered_by)
+      SELECT id, endpoint_id, seq, type, attempt, 'failed', $4, $3, triggered_by
       FROM (SELECT * FROM pending UNION ALL SELECT * FROM owed) x ORDER BY endpoint_id, seq
       RETURNING 1
     ),

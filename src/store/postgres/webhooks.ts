@@ -11,6 +11,8 @@ import { asDate } from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';
 import {
   attemptFromRow,
+  attemptsQueries,
+  attemptsStatement,
   changeValues,
   type DeliveryAttemptRow,
   ENDPOINT_COLUMNS,
@@ -46,6 +48,7 @@ const QUERIES = {
     WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
   ...webhookQueries(postgresParam),
 };
+const ATTEMPTS = attemptsQueries(postgresParam);
 const REMOVE = `WITH log AS (${QUERIES.removeLog}) ${QUERIES.remove}`;
 
 /**
@@ -109,12 +112,8 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]> {
-    const before = query.beforeId ?? Number.MAX_SAFE_INTEGER;
-    const rows = await this.#db.rows<DeliveryAttemptRow<Date>>('webhooks-attempts', QUERIES.attempts, [
-      endpointId,
-      before,
-      query.limit,
-    ]);
+    const { filter, values } = attemptsStatement(endpointId, query);
+    const rows = await this.#db.rows<DeliveryAttemptRow<Date>>(`webhooks-attempts-${filter}`, ATTEMPTS[filter], values);
     return rows.map((row) => attemptFromRow(row, asDate));
   }
 }

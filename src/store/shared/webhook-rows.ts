@@ -1,6 +1,8 @@
 import type { DeliveryStatus } from '../../domain/delivery-status.js';
+import type { DeliveryTrigger } from '../../domain/delivery-trigger.js';
 import type { EventType } from '../../domain/event-types.js';
 import type {
+  AttemptQuery,
   DeliveryAttemptRecord,
   SigningSecrets,
   WebhookEndpointChange,
@@ -13,7 +15,36 @@ import type { Param } from './sql-params.js';
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
 export const ENDPOINT_COLUMNS =
   'id, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at';
-const ATTEMPT_COLUMNS = 'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at';
+const ATTEMPT_COLUMNS =
+  'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by';
+
+/** The deliveries log's filters, and the columns each compares. */
+const ATTEMPT_FILTERS = { all: [], status: ['status'], event: ['event_seq'], both: ['status', 'event_seq'] } as const;
+export type AttemptFilter = keyof typeof ATTEMPT_FILTERS;
+
+/**
+ * A page statement per combination of filters rather than one with `(? IS NULL OR …)`, so each is served by
+ * an index on the endpoint and what it filters, and reads only the entries it returns. Newest first.
+ */
+export function attemptsQueries(param: Param): Record<AttemptFilter, string> {
+  const entries = Object.entries(ATTEMPT_FILTERS).map(([filter, columns]) => {
+    const equal = ['endpoint_id', ...columns].map((column, i) => `${column} = ${param(i + 1)}`).join(' AND ');
+    const n = columns.length + 1;
+    const text = `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE ${equal} AND id < ${param(n + 1)}
+      ORDER BY id DESC LIMIT ${param(n + 2)}`;
+    return [filter, text];
+  });
+  return Object.fromEntries(entries) as Record<AttemptFilter, string>;
+}
+
+/** Which of attemptsQueries serves a query, with its parameters in order. */
+export function attemptsStatement(endpointId: number, query: AttemptQuery) {
+  const { status, eventSeq } = query;
+  const filter: AttemptFilter =
+    status === undefined ? (eventSeq === undefined ? 'all' : 'event') : eventSeq === undefined ? 'status' : 'both';
+  const filters = [status, eventSeq].filter((value) => value !== undefined);
+  return { filter, values: [endpointId, ...filters, query.beforeId ?? Number.MAX_SAFE_INTEGER, query.limit] };
+}
 
 /** The statements alike on both backends, in each one's parameter syntax (writes differ in their casts). */
 export function webhookQueries(param: Param) {
@@ -25,9 +56,6 @@ export function webhookQueries(param: Param) {
     remove: `DELETE FROM webhook_endpoints WHERE id = ${param(1)}`,
     // The log has no foreign key (it outlives deliveries): the endpoint's removal takes it, in the same write.
     removeLog: `DELETE FROM webhook_attempts WHERE endpoint_id = ${param(1)}`,
-    // Newest first, served by the (endpoint_id, id) index.
-    attempts: `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE endpoint_id = ${param(1)} AND id < ${param(2)}
-      ORDER BY id DESC LIMIT ${param(3)}`,
   };
 }
 
@@ -75,6 +103,7 @@ export interface DeliveryAttemptRow<D> {
   error: string | null;
   attempted_at: D;
   next_attempt_at: D | null;
+  triggered_by: DeliveryTrigger;
 }
 
 export function endpointFromRow<D>(row: WebhookEndpointRow<D>, toDate: ToDate<D>): WebhookEndpointRecord {
@@ -108,5 +137,6 @@ export function attemptFromRow<D>(row: DeliveryAttemptRow<D>, toDate: ToDate<D>)
     error: row.error,
     attemptedAt: toDate(row.attempted_at),
     nextAttemptAt: row.next_attempt_at === null ? null : toDate(row.next_attempt_at),
+    trigger: row.triggered_by,
   };
 }

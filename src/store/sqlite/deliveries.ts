@@ -23,10 +23,11 @@ export const DELIVERY_QUERIES = {
   move: `UPDATE webhook_deliveries
     SET status = @status, attempts = @attempt, next_attempt_at = @nextAttemptAt, claimed_until = NULL
     WHERE id = @id AND claimed_until = @claimedUntil AND status = 'pending'`,
+  // With the delivery's trigger: the attempt was made for the reason the delivery was sent.
   log: `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
-      error, attempted_at, next_attempt_at)
-    VALUES (@id, @endpointId, @eventSeq, @type, @attempt, @status, @responseStatus, @error, @attemptedAt,
-      @nextAttemptAt)`,
+      error, attempted_at, next_attempt_at, triggered_by)
+    SELECT @id, @endpointId, @eventSeq, @type, @attempt, @status, @responseStatus, @error, @attemptedAt,
+      @nextAttemptAt, triggered_by FROM webhook_deliveries WHERE id = @id`,
   stats: deliveryStatsQuery('w.enabled = 1', UNQUEUED),
 };
 

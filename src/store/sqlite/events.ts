@@ -21,11 +21,12 @@ const PURGE_QUERIES = {
    * their last attempt), and those owed to an enabled endpoint not fanned out to them yet (fan-out.ts).
    */
   expire: `WITH e AS (${BATCH})
-    INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, error, attempted_at)
-    SELECT d.id, d.endpoint_id, e.seq, e.type, d.attempts + 1, 'failed', @error, @now
+    INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, error, attempted_at,
+      triggered_by)
+    SELECT d.id, d.endpoint_id, e.seq, e.type, d.attempts + 1, 'failed', @error, @now, d.triggered_by
     FROM e JOIN webhook_deliveries d ON d.event_seq = e.seq AND d.status = 'pending'
     UNION ALL
-    SELECT NULL, w.id, e.seq, e.type, 1, 'failed', @error, @now
+    SELECT NULL, w.id, e.seq, e.type, 1, 'failed', @error, @now, 'event'
     FROM webhook_endpoints w JOIN e ON e.seq > w.fanned_seq AND ${SUBSCRIBED}
     WHERE w.enabled = 1 AND w.fanned_seq < (SELECT max(seq) FROM e)
     ORDER BY 2, 3`,

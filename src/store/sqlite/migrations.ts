@@ -174,4 +174,15 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE webhook_endpoints ADD COLUMN previous_secret TEXT;
   ALTER TABLE webhook_endpoints ADD COLUMN previous_secret_expires_at INTEGER;
   `,
+  `
+  -- Why each delivery is sent, and each attempt of it was made (src/domain/delivery-trigger.ts): an event
+  -- recorded, an operator's resend or recovery, a test send. The deliveries log filters by status and by
+  -- event: each index reads an endpoint's matching entries only, newest first, however long its log is.
+  ALTER TABLE webhook_deliveries ADD COLUMN triggered_by TEXT NOT NULL DEFAULT 'event'
+    CHECK (triggered_by IN ('event', 'resend', 'recover', 'test'));
+  ALTER TABLE webhook_attempts ADD COLUMN triggered_by TEXT NOT NULL DEFAULT 'event'
+    CHECK (triggered_by IN ('event', 'resend', 'recover', 'test'));
+  CREATE INDEX webhook_attempts_endpoint_status ON webhook_attempts (endpoint_id, status, id);
+  CREATE INDEX webhook_attempts_endpoint_event ON webhook_attempts (endpoint_id, event_seq, id);
+  `,
 ];

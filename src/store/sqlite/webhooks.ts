@@ -11,7 +11,10 @@ import type {
 import { fromMilliseconds } from '../shared/rows.js';
 import { sqliteParam } from '../shared/sql-params.js';
 import {
+  type AttemptFilter,
   attemptFromRow,
+  attemptsQueries,
+  attemptsStatement,
   changeValues,
   type DeliveryAttemptRow,
   ENDPOINT_COLUMNS,
@@ -57,7 +60,7 @@ export class SqliteWebhookStore implements WebhookStore {
   readonly #rotate: Database.Statement<[{ id: number; secret: string; expiresAt: number | null }], Row>;
   readonly #remove: Database.Statement<[number]>;
   readonly #removeLog: Database.Statement<[number]>;
-  readonly #attempts: Database.Statement<[number, number, number], DeliveryAttemptRow<number>>;
+  readonly #attempts: Record<AttemptFilter, Database.Statement<SqlValue[], DeliveryAttemptRow<number>>>;
 
   constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut) {
     this.#writes = writes;
@@ -69,7 +72,8 @@ export class SqliteWebhookStore implements WebhookStore {
     this.#rotate = db.prepare(QUERIES.rotate);
     this.#remove = db.prepare(QUERIES.remove);
     this.#removeLog = db.prepare(QUERIES.removeLog);
-    this.#attempts = db.prepare(QUERIES.attempts);
+    const attempts = Object.entries(attemptsQueries(sqliteParam)).map(([filter, text]) => [filter, db.prepare(text)]);
+    this.#attempts = Object.fromEntries(attempts);
   }
 
   create(endpoint: NewWebhookEndpointRecord): Promise<WebhookEndpointRecord> {
@@ -113,7 +117,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]> {
-    const found = this.#attempts.all(endpointId, query.beforeId ?? Number.MAX_SAFE_INTEGER, query.limit);
-    return found.map((row) => attemptFromRow(row, fromMilliseconds));
+    const { filter, values } = attemptsStatement(endpointId, query);
+    return this.#attempts[filter].all(...values).map((row) => attemptFromRow(row, fromMilliseconds));
   }
 }
