@@ -6,6 +6,7 @@ import { metaRoutes } from './api/meta.js';
 import { orderRoutes } from './api/orders.js';
 import { petRoutes } from './api/pets.js';
 import type { RouteOptions } from './api/route-options.js';
+import { webhookDeliveryRoutes } from './api/webhook-deliveries.js';
 import { webhookRoutes } from './api/webhooks.js';
 import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
@@ -132,6 +133,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     lookup: options.webhooks?.lookup ?? systemLookup,
   };
   await app.register(webhookRoutes, { ...routes, targets });
+  await app.register(webhookDeliveryRoutes, routes);
   if (options.webhookDelivery !== undefined) {
     await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
   }

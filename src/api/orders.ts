@@ -40,7 +40,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
     },
     async (request, reply) => {
       const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query;
-      return pager.send(reply, { limit, status, cursor }, (q) =>
+      return pager.send(reply, { limit, filters: { status }, cursor }, (q) =>
         store.orders.list({ ...q, status }).then((records) => records.map(toOrder)),
       );
     },

@@ -54,7 +54,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
     },
     async (request, reply) => {
       const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query;
-      return pager.send(reply, { limit, status, cursor }, (page) =>
+      return pager.send(reply, { limit, filters: { status }, cursor }, (page) =>
         store.pets.list({ ...page, status }).then((records) => records.map(toPet)),
       );
     },

@@ -8,7 +8,6 @@ import { Pager } from '../http/pager.js';
 import { errorResponses } from '../openapi/error-responses.js';
 import {
   toCreatedWebhookEndpoint,
-  toDeliveryAttempt,
   toRotatedWebhookSecret,
   toWebhookEndpoint,
 } from '../representations/webhook-endpoints.js';
@@ -17,7 +16,6 @@ import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import {
   CreatedWebhookEndpoint,
-  DeliveryAttempt,
   NewWebhookEndpoint,
   RotatedWebhookSecret,
   WebhookEndpoint,
@@ -29,27 +27,19 @@ import {
 import type { WebhookEndpointRecord } from '../store/records.js';
 import { checkTargetUrl, type TargetPolicy } from '../webhooks/target-policy.js';
 import type { RouteOptions } from './route-options.js';
+import { SCOPE, SECURITY, TAGS, WITH_BODY } from './webhook-operation.js';
 
 export interface WebhookRouteOptions extends RouteOptions {
   /** Where endpoints may point (WEBHOOK_ALLOW_PRIVATE_URLS), and the resolver their host names are checked with. */
   readonly targets: TargetPolicy;
 }
 
-const TAGS = ['webhooks'];
-/** Registering an endpoint decides where the service sends data: every operation needs `write`, reads too. */
-const SCOPE = { scope: 'write' } as const;
-/** The scope in the document, since it is not the one a GET needs elsewhere (bearer scopes: OpenAPI 3.1 roles). */
-const SECURITY = [{ bearerAuth: ['write'] }];
-const WITH_BODY = ['payload_too_large', 'unsupported_media_type'] as const;
-
-/** Webhook endpoints: where events are pushed, and the log of every attempt to push them. */
+/** Webhook endpoints: where events are pushed (their deliveries log: webhook-deliveries.ts). */
 const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
   app,
   { store, clock, cursors, links, targets },
 ) => {
   const endpoints = new Pager(cursors.webhooks, links, '/v1/webhooks', app.storeCache);
-  // Each endpoint's log has its own path, given with each page.
-  const deliveries = new Pager(cursors.webhookDeliveries, links, '/v1/webhooks', app.storeCache);
   const location = (endpoint: WebhookEndpointRecord) => links.to(`/v1/webhooks/${endpoint.id}`);
   const allowTarget = async (url: string) => {
     const refusal = await checkTargetUrl(url, targets);
@@ -117,7 +107,7 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
     },
     async (request, reply) => {
       const { limit = PAGE_LIMIT_DEFAULT, cursor } = request.query;
-      return endpoints.send(reply, { limit, status: undefined, cursor }, (page) =>
+      return endpoints.send(reply, { limit, cursor }, (page) =>
         store.webhooks.list(page).then((records) => records.map(toWebhookEndpoint)),
       );
     },
@@ -236,41 +226,6 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
       const { webhookId } = request.params;
       if (!(await store.webhooks.remove(webhookId))) throw ERRORS.webhookNotFound.create(webhookId);
       return reply.code(204).send(null);
-    },
-  );
-
-  app.get(
-    '/v1/webhooks/:webhookId/deliveries',
-    {
-      config: SCOPE,
-      schema: {
-        operationId: 'listWebhookDeliveries',
-        summary: "List a webhook endpoint's delivery attempts",
-        description:
-          'One entry per attempt to deliver an event to the endpoint, newest first, paged with `cursor` ' +
-          '(`Link: rel="next"` leads to older attempts).',
-        tags: TAGS,
-        security: SECURITY,
-        params: WebhookIdParams,
-        querystring: WebhookPageQuery,
-        response: {
-          200: Type.Array(ref(DeliveryAttempt), { description: 'A page of attempts.', headers: NEXT_LINK_HEADER }),
-          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { webhookId } = request.params;
-      const { limit = PAGE_LIMIT_DEFAULT, cursor } = request.query;
-      found(webhookId, await store.webhooks.get(webhookId));
-      const path = `/v1/webhooks/${webhookId}/deliveries`;
-      // Newest first: the pager's position is the last (lowest) id shown, and the next page starts below it.
-      // The id positions the page only: the serialiser leaves it out, as DeliveryAttempt has none.
-      return deliveries.send(reply, { limit, status: undefined, cursor, path }, ({ afterId, ...page }) =>
-        store.webhooks
-          .attempts(webhookId, { ...page, beforeId: afterId === 0 ? undefined : afterId })
-          .then((records) => records.map((record) => ({ id: record.id, ...toDeliveryAttempt(record) }))),
-      );
     },
   );
 };

@@ -15,13 +15,13 @@ export type { NewOrder, Order, OrderStatus, OrderStatusChange } from '../schemas
 export type { NewPet, Pet, PetStatus } from '../schemas/pet.js';
 export type {
   CreatedWebhookEndpoint,
-  DeliveryAttempt,
   NewWebhookEndpoint,
   RotatedWebhookSecret,
   WebhookEndpoint,
   WebhookEndpointChange,
   WebhookSecretRotation,
 } from '../schemas/webhook.js';
+export type { DeliveryAttempt } from '../schemas/webhook-delivery.js';
 export type { Page } from './page.js';
 export {
   type CallOptions,
@@ -30,6 +30,7 @@ export {
   type ListEventsQuery,
   type ListOrdersQuery,
   type ListPetsQuery,
+  type ListWebhookDeliveriesQuery,
   PetstoreClient,
   type PetstoreClientOptions,
 } from './petstore-client.js';

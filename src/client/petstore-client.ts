@@ -3,6 +3,10 @@ import type { Event, ListEventsQuery as ListEventsQuerySchema } from '../schemas
 import type { ListOrdersQuery as ListOrdersQuerySchema, NewOrder, Order, OrderStatusChange } from '../schemas/order.js';
 import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet } from '../schemas/pet.js';
 import type { RotatedWebhookSecret, WebhookSecretRotation } from '../schemas/webhook.js';
+import type {
+  DeliveryAttempt,
+  WebhookDeliveriesQuery as WebhookDeliveriesQuerySchema,
+} from '../schemas/webhook-delivery.js';
 import { everyItem, nextCursor, type Page } from './page.js';
 import { type Call, Transport } from './transport.js';
 
@@ -46,6 +50,9 @@ export type ListOrdersQuery = Loose<ListOrdersQuerySchema>;
 
 /** `listEvents` parameters, from the route's schema: `limit` (1–100, default 20), `type`, `cursor`. */
 export type ListEventsQuery = Loose<ListEventsQuerySchema>;
+
+/** `listWebhookDeliveries` parameters: `limit` (1–100, default 20), `status`, `eventId`, `cursor`. */
+export type ListWebhookDeliveriesQuery = Loose<WebhookDeliveriesQuerySchema>;
 
 export interface EventsOptions extends CallOptions {
   /**
@@ -149,6 +156,18 @@ export class PetstoreClient {
   }
 
   /**
+   * `listWebhookDeliveries`: one page of the endpoint's deliveries log, newest attempt first, optionally only
+   * the attempts that ended with `status`, or those of one `eventId`; each says its `trigger`.
+   */
+  listWebhookDeliveries(
+    webhookId: number,
+    query: ListWebhookDeliveriesQuery = {},
+    options: CallOptions = {},
+  ): Promise<Page<DeliveryAttempt>> {
+    return this.#page<DeliveryAttempt>(`/v1/webhooks/${encodeURIComponent(webhookId)}/deliveries`, query, options);
+  }
+
+  /**
    * `listEvents`: one page of the change feed, oldest first. `nextCursor` is always set: the position after
    * this page (the same one after an empty page). Keep it to resume later; one older than the service's
    * retention is refused with 410 `gone`.
@@ -185,7 +204,7 @@ export class PetstoreClient {
 
   async #page<T>(
     path: string,
-    query: ListPetsQuery | ListOrdersQuery | ListEventsQuery,
+    query: ListPetsQuery | ListOrdersQuery | ListEventsQuery | ListWebhookDeliveriesQuery,
     { signal }: CallOptions,
   ): Promise<Page<T>> {
     const { body, headers } = await this.#transport.send<T[]>({ method: 'GET', path, query, signal });

@@ -71,7 +71,7 @@ export const ERRORS = {
   unknownCursor: errorKind('invalid_request', () => 'query parameter "cursor" is not a cursor this service issued'),
   cursorForOtherFilter: errorKind(
     'invalid_request',
-    (issuedFor: string) => `query parameter "cursor" was issued for ${issuedFor}; send it with the same status filter`,
+    (issuedFor: string) => `query parameter "cursor" was issued for ${issuedFor}; send it with the same filters`,
   ),
   unknownLastEventId: errorKind('invalid_request', () => 'header "Last-Event-ID" is not an event id this service sent'),
   lastEventIdForOtherType: errorKind(

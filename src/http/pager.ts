@@ -32,28 +32,32 @@ export class Pager {
   }
 
   /**
-   * Sends one page: `fetch` reads rows in id order after `afterId`, at most `limit` of them. A list whose
-   * path varies (one endpoint's deliveries) passes its `path`; its order may be descending, `afterId` then
-   * being the last id shown (0 at the start), below which the next page begins.
+   * Sends one page: `fetch` reads rows in id order after `afterId`, at most `limit` of them. `filters` are
+   * the list's filter parameters by name, in a fixed order (those not given undefined): the cursor is bound
+   * to them and the next link repeats them. A list whose path varies (one endpoint's deliveries) passes its
+   * `path`; its order may be descending, `afterId` then being the last id shown (0 at the start), below
+   * which the next page begins.
    */
   async send<T extends { id: number }>(
     reply: FastifyReply,
     query: {
       readonly limit: number;
-      readonly status: string | undefined;
+      readonly filters?: Filters;
       readonly cursor: string | undefined;
       readonly path?: string;
     },
     fetch: (page: { limit: number; afterId: number }) => Promise<T[]>,
   ): Promise<FastifyReply> {
-    const afterId = this.#afterId(query.cursor, query.status);
+    const filters = query.filters ?? {};
+    const filter = filterText(filters);
+    const afterId = this.#afterId(query.cursor, filter, Object.keys(filters));
     const path = query.path ?? this.#path;
-    const key = `${path}|${query.status ?? ''}|${afterId}|${query.limit}`;
+    const key = `${path}|${filter}|${afterId}|${query.limit}`;
     // The store as the request saw it when it was authenticated, before any fetch: the page as of then.
     const page = await this.#cache.get(reply.request, key, async () => {
       const rows = await fetch({ limit: query.limit + 1, afterId });
       const shown = rows.slice(0, query.limit);
-      const link = rows.length > query.limit ? this.#nextLink(path, shown, query.limit, query.status) : undefined;
+      const link = rows.length > query.limit ? this.#nextLink(path, shown, query.limit, filters) : undefined;
       // The route's compiled serialiser (fast-json-stringify) returns a string.
       return { body: String(reply.serialize(shown)), link };
     });
@@ -67,24 +71,40 @@ export class Pager {
   }
 
   /** The id after which the page starts: 0 without a cursor. */
-  #afterId(cursor: string | undefined, status: string | undefined): number {
+  #afterId(cursor: string | undefined, filter: string, names: readonly string[]): number {
     if (cursor === undefined) return 0;
     const position = this.#cursors.decode(cursor);
     if (position === undefined) {
       throw ERRORS.unknownCursor.create();
     }
-    if (position.filter !== (status ?? '')) {
-      const issuedFor = position.filter === '' ? 'no status filter' : `status=${position.filter}`;
-      throw ERRORS.cursorForOtherFilter.create(issuedFor);
+    if (position.filter !== filter) {
+      const values = position.filter.split(FILTER_SEPARATOR);
+      const given = names.flatMap((name, i) => (values[i] ? [`${name}=${values[i]}`] : []));
+      throw ERRORS.cursorForOtherFilter.create(given.length === 0 ? 'no filter' : given.join(', '));
     }
     return position.afterId;
   }
 
   /** `Link: rel="next"` for the page after this one (there is one: the fetch found a row beyond it). */
-  #nextLink(path: string, page: readonly { id: number }[], limit: number, status: string | undefined) {
+  #nextLink(path: string, page: readonly { id: number }[], limit: number, filters: Filters) {
     const last = page.at(-1);
     if (last === undefined) return undefined;
-    const cursor = this.#cursors.encode({ afterId: last.id, filter: status ?? '' });
-    return `<${this.#links.to(path, { limit, status, cursor })}>; rel="next"`;
+    const cursor = this.#cursors.encode({ afterId: last.id, filter: filterText(filters) });
+    return `<${this.#links.to(path, { limit, ...filters, cursor })}>; rel="next"`;
   }
+}
+
+/** A list's filter parameters by name, in the order the list declares them; undefined when not given. */
+type Filters = Readonly<Record<string, string | undefined>>;
+
+/** No filter value contains it: they are enum values and ids. */
+const FILTER_SEPARATOR = '&';
+
+/**
+ * The filters a cursor is bound to: '' without any, else their values in order (an empty one when not
+ * given). A list with one filter thus carries its value alone, as cursors always have.
+ */
+function filterText(filters: Filters): string {
+  const values = Object.values(filters);
+  return values.every((value) => value === undefined) ? '' : values.map((value) => value ?? '').join(FILTER_SEPARATOR);
 }

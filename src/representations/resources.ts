@@ -25,6 +25,8 @@ export function toOrder(record: OrderRecord): Order {
 
 /** An event's id: the same in the feed, the stream and every webhook attempt (`webhook-id`). */
 export const eventId = (seq: number) => `evt_${seq}`;
+/** The sequence number of an event id the request's schema let through (`evt_` and digits). */
+export const eventSeq = (id: string) => Number(id.slice('evt_'.length));
 
 export function toEvent(record: EventRecord): Event {
   const id = eventId(record.seq);

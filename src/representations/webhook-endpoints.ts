@@ -1,9 +1,5 @@
-import type {
-  CreatedWebhookEndpoint,
-  DeliveryAttempt,
-  RotatedWebhookSecret,
-  WebhookEndpoint,
-} from '../schemas/webhook.js';
+import type { CreatedWebhookEndpoint, RotatedWebhookSecret, WebhookEndpoint } from '../schemas/webhook.js';
+import type { DeliveryAttempt } from '../schemas/webhook-delivery.js';
 import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/records.js';
 import { eventId } from './resources.js';
 
@@ -41,6 +37,7 @@ export function toDeliveryAttempt(record: DeliveryAttemptRecord): DeliveryAttemp
     type: record.type,
     attempt: record.attempt,
     status: record.status,
+    trigger: record.trigger,
     ...(record.responseStatus === null ? {} : { responseStatus: record.responseStatus }),
     ...(record.error === null ? {} : { error: record.error }),
     attemptedAt: record.attemptedAt.toISOString(),

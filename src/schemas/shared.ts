@@ -11,14 +11,13 @@ import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
 import { NewPet, Pet, PetStatus } from './pet.js';
 import {
   CreatedWebhookEndpoint,
-  DeliveryAttempt,
-  DeliveryStatus,
   NewWebhookEndpoint,
   RotatedWebhookSecret,
   WebhookEndpoint,
   WebhookEndpointChange,
   WebhookSecretRotation,
 } from './webhook.js';
+import { DeliveryAttempt, DeliveryStatus, DeliveryTrigger } from './webhook-delivery.js';
 
 /** Schemas registered once: validation, serialisation and `components.schemas` of the OpenAPI document. */
 export const SHARED_SCHEMAS = [
@@ -43,5 +42,6 @@ export const SHARED_SCHEMAS = [
   WebhookSecretRotation,
   RotatedWebhookSecret,
   DeliveryStatus,
+  DeliveryTrigger,
   DeliveryAttempt,
 ];

@@ -1,5 +1,4 @@
 import { type Static, Type } from 'typebox';
-import { DELIVERY_STATUSES, type DeliveryStatus as DeliveryStatusName } from '../domain/delivery-status.js';
 import type { EventType } from '../domain/event-types.js';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
 import { Int64 } from './int64.js';
@@ -117,36 +116,7 @@ export const RotatedWebhookSecret = Type.Object(
 );
 export type RotatedWebhookSecret = Static<typeof RotatedWebhookSecret>;
 
-export const DeliveryStatus = Type.Unsafe<DeliveryStatusName>({
-  $id: 'DeliveryStatus',
-  type: 'string',
-  enum: [...DELIVERY_STATUSES],
-  description:
-    '`succeeded`: a 2xx answer; `pending`: failed and will be retried; `failed`: the last try failed, or the ' +
-    'delivery expired (still pending when its event passed `EVENT_RETENTION_DAYS`; not sent, `error` says so).',
-});
-
-export const DeliveryAttempt = Type.Object(
-  {
-    eventId: Type.String({ description: 'The event sent: its `id` in the feed, and the `webhook-id` header.' }),
-    type: Type.Unsafe<EventType>({ $ref: 'EventType' }),
-    attempt: Type.Integer({ minimum: 1, description: '1 for the first try of this event.' }),
-    status: Type.Unsafe<DeliveryStatusName>({ $ref: 'DeliveryStatus' }),
-    responseStatus: Type.Optional(Type.Integer({ description: "The endpoint's HTTP status, when it answered." })),
-    error: Type.Optional(Type.String({ description: 'Why the attempt failed, when it did.' })),
-    attemptedAt: Type.String({
-      format: 'date-time',
-      description: 'When the attempt started (UTC); for a delivery that expired, when it did.',
-    }),
-    nextAttemptAt: Type.Optional(
-      Type.String({ format: 'date-time', description: 'When the retry is due, for `pending`.' }),
-    ),
-  },
-  { $id: 'DeliveryAttempt', additionalProperties: false, description: 'One attempt to deliver one event.' },
-);
-export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
-
-/** The query of both webhook lists: no filter, so the cursor is bound to the list alone. */
+/** The query of the endpoints list: no filter, so the cursor is bound to the list alone. */
 export const WebhookPageQuery = Type.Object(
   {
     limit: PageLimit,

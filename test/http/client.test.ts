@@ -267,6 +267,20 @@ eachBackend((backend) => {
       const error = await failure(client.rotateWebhookSecret(id + 1));
       assert.deepEqual([error.status, error.code], [404, 'not_found']);
     });
+
+    test('listWebhookDeliveries: filters by status and event, pages on with them; 400 names a bad one', async (t) => {
+      const h = await startWebhookHarness(t, backend);
+      const client = clientFor(h);
+      const { id } = await createEndpoint(h);
+      assert.deepEqual(await client.listWebhookDeliveries(id, { status: 'failed', eventId: 'evt_1' }), {
+        items: [],
+        nextCursor: undefined,
+      });
+      const bad = await failure(client.listWebhookDeliveries(id, { eventId: 'event-1' }));
+      assert.deepEqual([bad.status, bad.code], [400, 'invalid_request']);
+      assert.match(bad.message, /query parameter "eventId"/);
+      assert.equal((await failure(client.listWebhookDeliveries(id + 1))).status, 404);
+    });
   });
 });
 

@@ -54,9 +54,27 @@ eachBackend((backend) => {
         expectError(await h.call('GET', '/v1/webhooks/999/deliveries'), 404, 'not_found'),
         /webhook endpoint 999 does not exist/,
       );
-      for (const query of ['limit=0', 'limit=101', 'cursor=nonsense', 'status=failed']) {
+      for (const query of ['limit=0', 'limit=101', 'cursor=nonsense', 'trigger=event']) {
         expectError(await h.call('GET', `/v1/webhooks/${id}/deliveries?${query}`), 400, 'invalid_request');
       }
+      const refusals = {
+        'status=lost': /^query parameter "status" must be one of: pending, succeeded, failed$/,
+        'status=failed&status=pending': /^query parameter "status" must be given at most once$/,
+        'eventId=12': /^query parameter "eventId" must be an event id/,
+        'eventId=evt_0': /^query parameter "eventId" must be an event id/,
+        'eventId=evt_1x': /^query parameter "eventId" must be an event id/,
+        'eventId=evt_1234567890123456': /^query parameter "eventId" must be an event id/,
+      };
+      for (const [query, message] of Object.entries(refusals)) {
+        const refused = expectError(
+          await h.call('GET', `/v1/webhooks/${id}/deliveries?${query}`),
+          400,
+          'invalid_request',
+        );
+        assert.match(refused, message, query);
+      }
+      const filtered = await h.call('GET', `/v1/webhooks/${id}/deliveries?status=failed&eventId=evt_1`);
+      assert.deepEqual([filtered.status, filtered.json], [200, []]);
     });
 
     test('one entry per attempt, newest first, paged; removed with its endpoint', async (t) => {
@@ -103,6 +121,7 @@ eachBackend((backend) => {
           type: 'pet.created',
           attempt: 1,
           status: 'failed',
+          trigger: 'event',
           error: 'connection refused',
           attemptedAt: failed.attemptedAt,
         },
@@ -111,6 +130,7 @@ eachBackend((backend) => {
           type: 'pet.created',
           attempt: 2,
           status: 'succeeded',
+          trigger: 'event',
           responseStatus: 204,
           attemptedAt: succeeded.attemptedAt,
         },
@@ -118,7 +138,7 @@ eachBackend((backend) => {
       const next = /<([^>]+)>; rel="next"/.exec(firstPage.headers.get('link') ?? '')?.[1] ?? '';
       assert.match(next, new RegExp(`^/v1/webhooks/${watched.id}/deliveries\\?limit=2&cursor=`));
       const lastPage = await h.call('GET', next);
-      assert.deepEqual(lastPage.json, [{ eventId: eventId(first), type: 'pet.created', ...retried }]);
+      assert.deepEqual(lastPage.json, [{ eventId: eventId(first), type: 'pet.created', ...retried, trigger: 'event' }]);
       assert.equal(lastPage.headers.get('link'), null);
       assert.equal((await h.call('GET', `/v1/webhooks/${other.id}/deliveries`)).json.length, 1);
 
@@ -130,6 +150,61 @@ eachBackend((backend) => {
       assert.equal(await count(h, 'webhook_attempts', other.id), 1, "another endpoint's log stays");
       assert.equal(await count(h, 'webhook_deliveries', other.id), othersQueued);
       expectError(await h.call('GET', `/v1/webhooks/${watched.id}/deliveries`), 404, 'not_found');
+    });
+
+    test('filtered by status and by event, paged with the filters; a cursor holds to its filters', async (t) => {
+      const h = await startWebhookHarness(t, backend);
+      const { id } = await createEndpoint(h, { events: ['pet.created'] });
+      await h.createPets(3);
+      const seqs = (await h.sql('SELECT seq FROM events ORDER BY seq')).map((row) => Number(row.seq));
+      const [first, second, third] = seqs as [number, number, number];
+      const entry = (attempt: number, status: LoggedAttempt['status'], second: number) => ({
+        attempt,
+        status,
+        responseStatus: status === 'succeeded' ? 204 : 500,
+        error: status === 'succeeded' ? null : 'HTTP 500',
+        attemptedAt: new Date(Date.UTC(2030, 0, 1, 0, 0, second)).toISOString(),
+        nextAttemptAt: status === 'pending' ? new Date(Date.UTC(2030, 0, 1, 0, 1)).toISOString() : null,
+      });
+      await logAttempt(h, backend, id, first, entry(1, 'pending', 1));
+      await logAttempt(h, backend, id, first, entry(2, 'succeeded', 2));
+      await logAttempt(h, backend, id, second, entry(1, 'failed', 3));
+      await logAttempt(h, backend, id, third, entry(1, 'failed', 4));
+      const path = `/v1/webhooks/${id}/deliveries`;
+      const shown = (result: { json: any }) =>
+        result.json.map((e: { eventId: string; attempt: number; status: string; trigger: string }) =>
+          [e.eventId, e.attempt, e.status, e.trigger].join(' '),
+        );
+      const nextOf = (result: { headers: Headers }) =>
+        /<([^>]+)>; rel="next"/.exec(result.headers.get('link') ?? '')?.[1];
+
+      const failed = await h.call('GET', `${path}?status=failed&limit=1`);
+      assert.deepEqual(shown(failed), [`${eventId(third)} 1 failed event`]);
+      const next = nextOf(failed) ?? '';
+      assert.match(next, new RegExp(`^${path}\\?limit=1&status=failed&cursor=`));
+      const older = await h.call('GET', next);
+      assert.deepEqual(shown(older), [`${eventId(second)} 1 failed event`]);
+      assert.equal(nextOf(older), undefined);
+
+      const ofFirst = await h.call('GET', `${path}?eventId=${eventId(first)}`);
+      assert.deepEqual(shown(ofFirst), [`${eventId(first)} 2 succeeded event`, `${eventId(first)} 1 pending event`]);
+      const both = await h.call('GET', `${path}?eventId=${eventId(first)}&status=pending`);
+      assert.deepEqual(shown(both), [`${eventId(first)} 1 pending event`]);
+      const byEvent = await h.call('GET', `${path}?eventId=${eventId(first)}&status=succeeded&limit=1`);
+      assert.deepEqual(shown(byEvent), [`${eventId(first)} 2 succeeded event`]);
+      assert.equal(nextOf(byEvent), undefined, 'no other attempt of it succeeded');
+
+      const cursor = new URL(next, 'http://x').searchParams.get('cursor') ?? '';
+      for (const other of ['status=succeeded', '', `status=failed&eventId=${eventId(second)}`]) {
+        const refused = await h.call('GET', `${path}?${other}&cursor=${encodeURIComponent(cursor)}`);
+        assert.match(
+          expectError(refused, 400, 'invalid_request'),
+          /^query parameter "cursor" was issued for status=failed; send it with the same filters$/,
+        );
+      }
+      const unfiltered = nextOf(await h.call('GET', `${path}?limit=1`)) ?? '';
+      const withEvent = await h.call('GET', `${unfiltered}&eventId=${eventId(first)}`);
+      assert.match(expectError(withEvent, 400, 'invalid_request'), /issued for no filter/);
     });
   });
 });

@@ -1,0 +1,80 @@
+import { type Static, Type } from 'typebox';
+import { DELIVERY_STATUSES, type DeliveryStatus as DeliveryStatusName } from '../domain/delivery-status.js';
+import { DELIVERY_TRIGGERS, type DeliveryTrigger as DeliveryTriggerName } from '../domain/delivery-trigger.js';
+import type { EventType } from '../domain/event-types.js';
+import { PATTERN_MESSAGE } from './keywords.js';
+import { PageLimit } from './page.js';
+import { filterParameter } from './query.js';
+
+/** An event's id as the feed shows it: `evt_` and its sequence number (15 digits at most: within int53). */
+const EVENT_ID_PATTERN = '^evt_[1-9][0-9]{0,14}$';
+
+/** An event id in a request; `description` says what it selects. */
+const EventIdParameter = (description: string) =>
+  Type.String({
+    pattern: EVENT_ID_PATTERN,
+    [PATTERN_MESSAGE]: 'must be an event id, as the feed shows it (evt_ and a number, such as evt_12)',
+    description,
+  });
+
+export const DeliveryStatus = Type.Unsafe<DeliveryStatusName>({
+  $id: 'DeliveryStatus',
+  type: 'string',
+  enum: [...DELIVERY_STATUSES],
+  description:
+    '`succeeded`: a 2xx answer; `pending`: failed and will be retried; `failed`: the last try failed, or the ' +
+    'delivery expired (still pending when its event passed `EVENT_RETENTION_DAYS`; not sent, `error` says so).',
+});
+
+export const DeliveryTrigger = Type.Unsafe<DeliveryTriggerName>({
+  $id: 'DeliveryTrigger',
+  type: 'string',
+  enum: [...DELIVERY_TRIGGERS],
+  description:
+    'Why the delivery was sent: `event`, its event was recorded; `resend`, `POST /webhooks/{webhookId}/resend`; ' +
+    '`recover`, `POST /webhooks/{webhookId}/recover`; `test`, a test send.',
+});
+
+export const DeliveryAttempt = Type.Object(
+  {
+    eventId: Type.String({ description: 'The event sent: its `id` in the feed, and the `webhook-id` header.' }),
+    type: Type.Unsafe<EventType>({ $ref: 'EventType' }),
+    attempt: Type.Integer({
+      minimum: 1,
+      description: '1 for the first try of the delivery; a resend or a recovery starts again at 1.',
+    }),
+    status: Type.Unsafe<DeliveryStatusName>({ $ref: 'DeliveryStatus' }),
+    trigger: Type.Unsafe<DeliveryTriggerName>({ $ref: 'DeliveryTrigger' }),
+    responseStatus: Type.Optional(Type.Integer({ description: "The endpoint's HTTP status, when it answered." })),
+    error: Type.Optional(Type.String({ description: 'Why the attempt failed, when it did.' })),
+    attemptedAt: Type.String({
+      format: 'date-time',
+      description: 'When the attempt started (UTC); for a delivery that expired, when it did.',
+    }),
+    nextAttemptAt: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When the retry is due, for `pending`.' }),
+    ),
+  },
+  { $id: 'DeliveryAttempt', additionalProperties: false, description: 'One attempt to deliver one event.' },
+);
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
+
+/** The deliveries log's query: its filters bind the cursor, as `status` does the pets list's. */
+export const WebhookDeliveriesQuery = Type.Object(
+  {
+    limit: PageLimit,
+    status: filterParameter(DELIVERY_STATUSES, 'Only attempts that ended with this status.'),
+    eventId: Type.Optional(EventIdParameter('Only attempts to deliver this event.')),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Opaque position from the `Link: rel="next"` header of the previous page. ' +
+          'Valid only with the same `status` and `eventId` filters.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type WebhookDeliveriesQuery = Static<typeof WebhookDeliveriesQuery>;
