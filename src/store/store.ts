@@ -24,6 +24,9 @@ import type {
   PetRecord,
   PlaceOrderResult,
   PurgeResult,
+  RecoverQuery,
+  ResendQuery,
+  ResendResult,
   SecretRotation,
   WebhookEndpointChange,
   WebhookEndpointRecord,
@@ -45,6 +48,8 @@ export interface Store {
   readonly webhooks: WebhookStore;
   /** Webhook deliveries: claimed, attempted and recorded by the dispatcher (src/webhooks/). */
   readonly deliveries: DeliveryStore;
+  /** Deliveries an operator asks to be sent again: one event, or an endpoint's failed ones. */
+  readonly redeliveries: RedeliveryStore;
   /** Removes idempotency records that expired before `now`; returns how many. */
   purgeExpiredIdempotencyKeys(now: Date): Promise<number>;
   /** A random secret shared by every instance on this database, created on first use. */
@@ -170,6 +175,27 @@ export interface DeliveryStore {
    */
   finish(outcome: AttemptOutcome): Promise<boolean>;
   stats(now: Date): Promise<DeliveryStats>;
+}
+
+/**
+ * Sending deliveries again (docs/decisions.md, "Webhook operations"): each is queued as pending with its
+ * attempts starting afresh, under the same delivery (so the same `webhook-id`), and the dispatcher's
+ * claims send it. A delivery already pending is left as it is, so nothing is sent twice. A disabled
+ * endpoint's are queued too; they wait until it is enabled.
+ */
+export interface RedeliveryStore {
+  /**
+   * Queues the event's delivery to the endpoint again, whatever its earlier outcome, if the event is kept
+   * and of a type the endpoint subscribes to. `pending` when one is pending already, or owed to the enabled
+   * endpoint and not queued yet (fan-out queues it).
+   */
+  resend(query: ResendQuery): Promise<ResendResult>;
+  /**
+   * Queues again every delivery to the endpoint whose last attempt failed and whose event was recorded in
+   * [since, until), due at its event's time so the oldest go first; in writes of a bounded number of rows.
+   * Returns how many it queued: a delivery queued by another call at once is counted by that one only.
+   */
+  recover(query: RecoverQuery): Promise<number>;
 }
 
 export interface PoolStats {

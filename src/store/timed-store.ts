@@ -22,7 +22,7 @@ function timed<A extends unknown[], R>(call: string, run: (...args: A) => Promis
  * method added to the Store interface does not compile until it is timed here too.
  */
 export function timedStore(store: Store, observe: ObserveCall): Store {
-  const { pets, orders, apiKeys, events, webhooks, deliveries } = store;
+  const { pets, orders, apiKeys, events, webhooks, deliveries, redeliveries } = store;
   return {
     kind: store.kind,
     pets: {
@@ -66,6 +66,10 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
       claim: timed('deliveries.claim', (query) => deliveries.claim(query), observe),
       finish: timed('deliveries.finish', (outcome) => deliveries.finish(outcome), observe),
       stats: timed('deliveries.stats', (now) => deliveries.stats(now), observe),
+    },
+    redeliveries: {
+      resend: timed('redeliveries.resend', (query) => redeliveries.resend(query), observe),
+      recover: timed('redeliveries.recover', (query) => redeliveries.recover(query), observe),
     },
     purgeExpiredIdempotencyKeys: timed('idempotency.purge', (now) => store.purgeExpiredIdempotencyKeys(now), observe),
     secret: (name) => store.secret(name),

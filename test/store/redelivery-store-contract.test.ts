@@ -78,5 +78,101 @@ eachBackend((backend) => {
       assert.deepEqual(await log({ status: 'succeeded', beforeId: newest?.id }), [[first, 1, 'succeeded', 'event']]);
       assert.equal((await log({})).length, 4);
     });
+
+    test('resend: a delivery queued afresh, whatever its outcome; once while pending; refusals say which', async (t) => {
+      const store = await fresh(t);
+      const a = await endpoint(store, ['pet.created']);
+      await pets(store, 2);
+      const [first, second] = await attempt(store, (i) => (i === 0 ? 'succeeded' : 'failed'));
+      assert.ok(first !== undefined && second !== undefined);
+      const now = new Date(Date.now() + 1000);
+      const resend = (eventSeq: number, endpointId = a.id) => store.redeliveries.resend({ endpointId, eventSeq, now });
+      assert.deepEqual(await resend(first), { outcome: 'queued' });
+      assert.deepEqual(await resend(first), { outcome: 'pending' }, 'pending already: nothing added');
+      assert.deepEqual(await resend(second), { outcome: 'queued' });
+      const again = await claimEverything(store);
+      assert.deepEqual(
+        again.map((delivery) => [delivery.event.seq, delivery.attempt]),
+        [
+          [first, 1],
+          [second, 1],
+        ],
+        'the same deliveries, from their first attempt',
+      );
+      assert.deepEqual(await resend(first), { outcome: 'pending' }, 'claimed, in flight');
+      for (const delivery of again) assert.ok(await store.deliveries.finish(outcome(delivery, 'succeeded')));
+      const log = await store.webhooks.attempts(a.id, { limit: 10, eventSeq: first });
+      assert.deepEqual(
+        log.map((entry) => [entry.attempt, entry.status, entry.trigger]),
+        [
+          [1, 'succeeded', 'resend'],
+          [1, 'succeeded', 'event'],
+        ],
+      );
+
+      assert.deepEqual(await resend(999_999), { outcome: 'event_not_found' });
+      assert.deepEqual(await resend(first, a.id + 100), { outcome: 'endpoint_not_found' });
+      await store.orders.place({ petId: 1, quantity: 1, createdAt: new Date() });
+      const feed = await store.events.list({ after: undefined, limit: 10, type: 'order.placed' });
+      const placed = feed.outcome === 'page' ? feed.events[0]?.seq : undefined;
+      assert.ok(placed !== undefined);
+      assert.deepEqual(await resend(placed), { outcome: 'not_subscribed', type: 'order.placed' });
+    });
+
+    test('resend: an event fan-out still owes is pending; a disabled endpoint gets it once enabled', async (t) => {
+      const store = await fresh(t);
+      const a = await endpoint(store);
+      await pets(store, 1);
+      const feed = await store.events.list({ after: undefined, limit: 1 });
+      const seq = feed.outcome === 'page' ? (feed.events[0]?.seq ?? 0) : 0;
+      const now = new Date(Date.now() + 1000);
+      assert.deepEqual(await store.redeliveries.resend({ endpointId: a.id, eventSeq: seq, now }), {
+        outcome: 'pending',
+      });
+      assert.equal((await claimEverything(store)).length, 1, 'queued once, by fan-out');
+
+      const b = await endpoint(store);
+      await store.webhooks.update(b.id, { enabled: false });
+      assert.deepEqual(await store.redeliveries.resend({ endpointId: b.id, eventSeq: seq, now }), {
+        outcome: 'queued',
+      });
+      assert.deepEqual(await claimEverything(store), [], 'a disabled endpoint waits');
+      await store.webhooks.update(b.id, { enabled: true });
+      const sent = await claimEverything(store);
+      assert.deepEqual(
+        sent.map((delivery) => [delivery.endpoint.id, delivery.event.seq]),
+        [[b.id, seq]],
+      );
+    });
+
+    test('recover: failed deliveries of events in [since, until), oldest first, each queued once', async (t) => {
+      const store = await fresh(t);
+      const a = await endpoint(store);
+      await pets(store, 4);
+      const seqs = await attempt(store, (i) => (i === 1 ? 'succeeded' : 'failed'));
+      const [first, , third, fourth] = seqs as [number, number, number, number];
+      const all = { endpointId: a.id, since: new Date(Date.now() - 60_000), until: new Date(Date.now() + 60_000) };
+      const none = { ...all, until: all.since };
+      assert.equal(await store.redeliveries.recover(none), 0);
+      assert.equal(await store.redeliveries.recover({ ...all, endpointId: a.id + 100 }), 0);
+      const [once, twice] = await Promise.all([store.redeliveries.recover(all), store.redeliveries.recover(all)]);
+      assert.equal(once + twice, 3, `each queued once (${once} + ${twice})`);
+      assert.equal(await store.redeliveries.recover(all), 0, 'pending now: nothing again');
+      const again = await claimEverything(store);
+      assert.deepEqual(
+        again.map((delivery) => [delivery.event.seq, delivery.attempt]),
+        [
+          [first, 1],
+          [third, 1],
+          [fourth, 1],
+        ],
+      );
+      for (const delivery of again) assert.ok(await store.deliveries.finish(outcome(delivery, 'succeeded')));
+      const recovered = await store.webhooks.attempts(a.id, { limit: 10, status: 'succeeded' });
+      assert.deepEqual(
+        recovered.map((entry) => entry.trigger),
+        ['recover', 'recover', 'recover', 'event'],
+      );
+    });
   });
 });

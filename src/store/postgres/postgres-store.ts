@@ -9,6 +9,7 @@ import type {
   OrderStore,
   PetStore,
   PoolStats,
+  RedeliveryStore,
   Store,
   WebhookStore,
 } from '../store.js';
@@ -21,6 +22,7 @@ import { purgeExpiredOnce } from './idempotency.js';
 import { PostgresOrderStore } from './orders.js';
 import { PostgresPetStore } from './pets.js';
 import { Database } from './postgres-db.js';
+import { PostgresRedeliveryStore } from './redeliveries.js';
 import { PostgresWebhookStore } from './webhooks.js';
 
 /** How long closing waits for the database to acknowledge. */
@@ -40,6 +42,7 @@ export class PostgresStore implements Store {
   readonly events: EventStore;
   readonly webhooks: WebhookStore;
   readonly deliveries: DeliveryStore;
+  readonly redeliveries: RedeliveryStore;
   readonly #pool: pg.Pool;
   readonly #db: Database;
   readonly #snapshots: SharedTokenRead;
@@ -59,6 +62,7 @@ export class PostgresStore implements Store {
     const fanOut = new PostgresFanOut(db);
     this.webhooks = new PostgresWebhookStore(db, fanOut);
     this.deliveries = new PostgresDeliveryStore(db, fanOut);
+    this.redeliveries = new PostgresRedeliveryStore(db);
   }
 
   /** Connects, and brings the schema up to date. */

@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { SharedTokenRead } from '../shared/shared-token-read.js';
-import type { ApiKeyStore, DeliveryStore, EventStore, OrderStore, PetStore, Store, WebhookStore } from '../store.js';
+import type {
+  ApiKeyStore,
+  DeliveryStore,
+  EventStore,
+  OrderStore,
+  PetStore,
+  RedeliveryStore,
+  Store,
+  WebhookStore,
+} from '../store.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { changeTokenReader } from './change-token.js';
 import { SqliteDeliveryStore } from './deliveries.js';
@@ -13,6 +22,7 @@ import { openDatabase } from './open-database.js';
 import { SqliteOrderStore } from './orders.js';
 import { SqliteOutbox } from './outbox.js';
 import { SqlitePetStore } from './pets.js';
+import { SqliteRedeliveryStore } from './redeliveries.js';
 import { shrinkSwollenWal } from './wal-shrink.js';
 import { SqliteWebhookStore } from './webhooks.js';
 import type { WriteTurns } from './write-turns.js';
@@ -30,6 +40,7 @@ export class SqliteStore implements Store {
   readonly events: EventStore;
   readonly webhooks: WebhookStore;
   readonly deliveries: DeliveryStore;
+  readonly redeliveries: RedeliveryStore;
   readonly #db: Database.Database;
   readonly #idempotencyKeys: SqliteIdempotencyKeys;
   readonly #tokens: SharedTokenRead;
@@ -49,6 +60,7 @@ export class SqliteStore implements Store {
     const fanOut = new SqliteFanOut(db);
     this.webhooks = new SqliteWebhookStore(db, this.#writes, fanOut);
     this.deliveries = new SqliteDeliveryStore(db, this.#writes, fanOut);
+    this.redeliveries = new SqliteRedeliveryStore(db, this.#writes);
     this.#stopWalChecks = shrinkSwollenWal(db);
   }
 

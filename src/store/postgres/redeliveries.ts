@@ -1,0 +1,79 @@
+import type { RecoverQuery, ResendQuery, ResendResult } from '../records.js';
+import {
+  failedInWindow,
+  RECOVER_PER_WRITE,
+  type ResendFacts,
+  recoverInSteps,
+  resendRefusal,
+  resendUpsert,
+} from '../shared/redelivery.js';
+import type { RedeliveryStore } from '../store.js';
+import type { Database } from './postgres-db.js';
+import { SUBSCRIBED } from './subscribed.js';
+
+const QUERIES = {
+  /**
+   * One statement: the endpoint, locked FOR SHARE so no fan-out step or subscription change moves its
+   * position meanwhile (those lock it FOR UPDATE; a step skips it), the event, and the upsert when the
+   * facts allow it. A deleted endpoint takes the row with it (ON DELETE CASCADE).
+   */
+  resend: `WITH w AS (SELECT id, events, enabled, fanned_tx, fanned_seq FROM webhook_endpoints WHERE id = $1 FOR SHARE),
+    e AS (SELECT tx, seq, type FROM events WHERE seq = $2),
+    facts AS (
+      SELECT (SELECT id FROM w) AS endpoint, (SELECT type FROM e) AS type,
+        (SELECT ${SUBSCRIBED} FROM w, e) AS subscribed,
+        (SELECT w.enabled AND (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) FROM w, e) AS owed
+    ),
+    queued AS (
+      ${resendUpsert(`SELECT $2::bigint, $1::bigint, 'pending', $3::timestamptz, 'resend' FROM facts
+        WHERE endpoint IS NOT NULL AND type IS NOT NULL AND subscribed AND NOT owed`)}
+      RETURNING 1
+    )
+    SELECT f.*, EXISTS (SELECT FROM queued) AS queued FROM facts f`,
+  /**
+   * One step: the candidates as of the statement's snapshot, each queued only if still failed once its
+   * row is locked: one another instance's recovery queued meanwhile is passed over, so each is queued once.
+   */
+  recover: `WITH candidates AS (${failedInWindow({
+    endpoint: '$1',
+    after: '$2',
+    since: '$3',
+    until: '$4',
+    limit: '$5',
+  })}),
+    moved AS (
+      UPDATE webhook_deliveries d SET status = 'pending', attempts = 0, claimed_until = NULL,
+        triggered_by = 'recover', next_attempt_at = c.at
+      FROM candidates c WHERE d.id = c.id AND d.status = 'failed'
+      RETURNING d.id
+    )
+    SELECT (SELECT count(*) FROM moved)::int AS queued, (SELECT max(event_seq) FROM candidates) AS last`,
+};
+
+/** Redeliveries on PostgreSQL: a resend is one statement, a recovery one statement per step. */
+export class PostgresRedeliveryStore implements RedeliveryStore {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async resend({ endpointId, eventSeq, now }: ResendQuery): Promise<ResendResult> {
+    const values = [endpointId, eventSeq, now];
+    const [row] = await this.#db.rows<ResendFacts & { queued: boolean }>('redeliveries-resend', QUERIES.resend, values);
+    const facts = row as ResendFacts & { queued: boolean };
+    return resendRefusal(facts) ?? { outcome: facts.queued ? 'queued' : 'pending' };
+  }
+
+  recover({ endpointId, since, until }: RecoverQuery): Promise<number> {
+    return recoverInSteps(async (after) => {
+      const values = [endpointId, after, since, until, RECOVER_PER_WRITE];
+      const [row] = await this.#db.rows<{ queued: number; last: number | null }>(
+        'redeliveries-recover',
+        QUERIES.recover,
+        values,
+      );
+      return row ?? { queued: 0, last: null };
+    });
+  }
+}

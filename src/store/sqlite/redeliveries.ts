@@ -1,0 +1,64 @@
+import type Database from 'better-sqlite3';
+import type { RecoverQuery, ResendQuery, ResendResult } from '../records.js';
+import {
+  failedInWindow,
+  RECOVER_PER_WRITE,
+  type ResendFacts,
+  recoverInSteps,
+  resendRefusal,
+  resendUpsert,
+} from '../shared/redelivery.js';
+import type { RedeliveryStore } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
+import { SUBSCRIBED } from './subscribed.js';
+
+const QUERIES = {
+  facts: `SELECT w.id AS endpoint, e.type, ${SUBSCRIBED} AS subscribed, w.enabled = 1 AND e.seq > w.fanned_seq AS owed
+    FROM (SELECT 1) LEFT JOIN webhook_endpoints w ON w.id = @endpoint LEFT JOIN events e ON e.seq = @seq`,
+  resend: resendUpsert("VALUES (@seq, @endpoint, 'pending', @now, 'resend')"),
+  // One write takes the candidates and queues them: no other write runs between, so every one is queued.
+  recover: `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, claimed_until = NULL,
+      triggered_by = 'recover', next_attempt_at = (SELECT at FROM events WHERE seq = event_seq)
+    WHERE id IN (SELECT id FROM (${failedInWindow({
+      endpoint: '@endpoint',
+      after: '@after',
+      since: '@since',
+      until: '@until',
+      limit: '@limit',
+    })}))
+    RETURNING event_seq`,
+};
+
+/** Redeliveries on SQLite: each resend, and each step of a recovery, is one write of the group commit. */
+export class SqliteRedeliveryStore implements RedeliveryStore {
+  readonly #writes: GroupCommit;
+  readonly #facts: Database.Statement<[{ endpoint: number; seq: number }], ResendFacts>;
+  readonly #resend: Database.Statement<[{ endpoint: number; seq: number; now: number }]>;
+  readonly #recover: Database.Statement<[Record<string, number>], number>;
+
+  constructor(db: Database.Database, writes: GroupCommit) {
+    this.#writes = writes;
+    this.#facts = db.prepare(QUERIES.facts);
+    this.#resend = db.prepare(QUERIES.resend);
+    this.#recover = db.prepare<[Record<string, number>], number>(QUERIES.recover).pluck();
+  }
+
+  resend({ endpointId: endpoint, eventSeq: seq, now }: ResendQuery): Promise<ResendResult> {
+    return this.#writes.run(() => {
+      const refusal = resendRefusal(this.#facts.get({ endpoint, seq }) as ResendFacts);
+      if (refusal !== undefined) return refusal;
+      const changed = this.#resend.run({ endpoint, seq, now: now.getTime() }).changes;
+      return { outcome: changed === 0 ? 'pending' : 'queued' };
+    });
+  }
+
+  recover({ endpointId: endpoint, since, until }: RecoverQuery): Promise<number> {
+    const window = { endpoint, since: since.getTime(), until: until.getTime(), limit: RECOVER_PER_WRITE };
+    return recoverInSteps((after) =>
+      this.#writes.run(() => {
+        const queued = this.#recover.all({ ...window, after });
+        return { queued: queued.length, last: queued.length === 0 ? null : Math.max(...queued) };
+      }),
+    );
+  }
+}
