@@ -7,6 +7,7 @@ import { orderRoutes } from './api/orders.js';
 import { petRoutes } from './api/pets.js';
 import type { RouteOptions } from './api/route-options.js';
 import { webhookDeliveryRoutes } from './api/webhook-deliveries.js';
+import { webhookRedeliveryRoutes } from './api/webhook-redeliveries.js';
 import { webhookRoutes } from './api/webhooks.js';
 import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
@@ -134,6 +135,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   await app.register(webhookRoutes, { ...routes, targets });
   await app.register(webhookDeliveryRoutes, routes);
+  await app.register(webhookRedeliveryRoutes, routes);
   if (options.webhookDelivery !== undefined) {
     await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
   }

@@ -7,6 +7,7 @@ import type {
   DeliveryAttempt,
   WebhookDeliveriesQuery as WebhookDeliveriesQuerySchema,
 } from '../schemas/webhook-delivery.js';
+import type { ResendAccepted } from '../schemas/webhook-redelivery.js';
 import { everyItem, nextCursor, type Page } from './page.js';
 import { type Call, Transport } from './transport.js';
 
@@ -153,6 +154,16 @@ export class PetstoreClient {
   ): Promise<RotatedWebhookSecret> {
     const path = `/v1/webhooks/${encodeURIComponent(webhookId)}/rotate-secret`;
     return this.#body<RotatedWebhookSecret>({ method: 'POST', path, body: rotation, unkeyed: true, signal });
+  }
+
+  /**
+   * `resendWebhookEvent`: sends the event to the endpoint again (same `webhook-id`, attempts afresh); 404 when
+   * the endpoint or event is unknown, the event was removed, or the endpoint does not take its type. Not
+   * retried after a lost answer or a 503 (see the README): once the first was sent, a repeat sends it again.
+   */
+  resendWebhookEvent(webhookId: number, eventId: string, { signal }: CallOptions = {}): Promise<ResendAccepted> {
+    const path = `/v1/webhooks/${encodeURIComponent(webhookId)}/resend`;
+    return this.#body<ResendAccepted>({ method: 'POST', path, body: { eventId }, unkeyed: true, signal });
   }
 
   /**

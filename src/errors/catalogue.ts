@@ -162,6 +162,15 @@ export const ERRORS = {
   petNotFound: errorKind('not_found', (id: number) => `pet ${id} does not exist`),
   orderNotFound: errorKind('not_found', (id: number) => `order ${id} does not exist`),
   webhookNotFound: errorKind('not_found', (id: number) => `webhook endpoint ${id} does not exist`),
+  eventNotKept: errorKind(
+    'not_found',
+    (id: string) => `event ${id} does not exist: never recorded, or removed after EVENT_RETENTION_DAYS`,
+  ),
+  eventNotSubscribed: errorKind(
+    'not_found',
+    (webhookId: number, id: string, type: string) =>
+      `webhook endpoint ${webhookId} is not subscribed to ${type}, the type of event ${id}`,
+  ),
   methodNotAllowed: errorKind(
     'method_not_allowed',
     (method: string, allow: string) => `${method} is not allowed here; allowed: ${allow}`,

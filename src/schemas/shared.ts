@@ -18,6 +18,7 @@ import {
   WebhookSecretRotation,
 } from './webhook.js';
 import { DeliveryAttempt, DeliveryStatus, DeliveryTrigger } from './webhook-delivery.js';
+import { ResendAccepted, WebhookResend } from './webhook-redelivery.js';
 
 /** Schemas registered once: validation, serialisation and `components.schemas` of the OpenAPI document. */
 export const SHARED_SCHEMAS = [
@@ -44,4 +45,6 @@ export const SHARED_SCHEMAS = [
   DeliveryStatus,
   DeliveryTrigger,
   DeliveryAttempt,
+  WebhookResend,
+  ResendAccepted,
 ];

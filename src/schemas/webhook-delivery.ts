@@ -10,7 +10,7 @@ import { filterParameter } from './query.js';
 const EVENT_ID_PATTERN = '^evt_[1-9][0-9]{0,14}$';
 
 /** An event id in a request; `description` says what it selects. */
-const EventIdParameter = (description: string) =>
+export const EventIdParameter = (description: string) =>
   Type.String({
     pattern: EVENT_ID_PATTERN,
     [PATTERN_MESSAGE]: 'must be an event id, as the feed shows it (evt_ and a number, such as evt_12)',

@@ -281,6 +281,19 @@ eachBackend((backend) => {
       assert.match(bad.message, /query parameter "eventId"/);
       assert.equal((await failure(client.listWebhookDeliveries(id + 1))).status, 404);
     });
+
+    test('resendWebhookEvent: 202 pending; 404 naming the unknown event', async (t) => {
+      const h = await startWebhookHarness(t, backend);
+      const client = clientFor(h);
+      const { id } = await createEndpoint(h, { events: ['pet.created'] });
+      await h.createPets(1);
+      const [row] = await h.sql('SELECT seq FROM events');
+      const eventId = `evt_${Number(row?.seq)}`;
+      assert.deepEqual(await client.resendWebhookEvent(id, eventId), { eventId, status: 'pending' });
+      const error = await failure(client.resendWebhookEvent(id, 'evt_999'));
+      assert.deepEqual([error.status, error.code], [404, 'not_found']);
+      assert.match(error.message, /event evt_999/);
+    });
   });
 });
 
