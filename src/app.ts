@@ -135,11 +135,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   await app.register(webhookRoutes, { ...routes, targets });
   await app.register(webhookDeliveryRoutes, routes);
-  await app.register(webhookRedeliveryRoutes, routes);
+  const retentionDays = options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS;
+  await app.register(webhookRedeliveryRoutes, { ...routes, eventRetentionDays: retentionDays });
   if (options.webhookDelivery !== undefined) {
     await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
   }
-  const retentionDays = options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS;
   await app.register(retention, { store, clock, metrics, eventRetentionDays: retentionDays });
   await app.register(feedBell, { events: store.events });
   await app.register(eventRoutes, {

@@ -22,7 +22,7 @@ export type {
   WebhookSecretRotation,
 } from '../schemas/webhook.js';
 export type { DeliveryAttempt } from '../schemas/webhook-delivery.js';
-export type { ResendAccepted } from '../schemas/webhook-redelivery.js';
+export type { RecoveryAccepted, ResendAccepted, WebhookRecovery } from '../schemas/webhook-redelivery.js';
 export type { Page } from './page.js';
 export {
   type CallOptions,

@@ -7,7 +7,7 @@ import type {
   DeliveryAttempt,
   WebhookDeliveriesQuery as WebhookDeliveriesQuerySchema,
 } from '../schemas/webhook-delivery.js';
-import type { ResendAccepted } from '../schemas/webhook-redelivery.js';
+import type { RecoveryAccepted, ResendAccepted, WebhookRecovery } from '../schemas/webhook-redelivery.js';
 import { everyItem, nextCursor, type Page } from './page.js';
 import { type Call, Transport } from './transport.js';
 
@@ -164,6 +164,21 @@ export class PetstoreClient {
   resendWebhookEvent(webhookId: number, eventId: string, { signal }: CallOptions = {}): Promise<ResendAccepted> {
     const path = `/v1/webhooks/${encodeURIComponent(webhookId)}/resend`;
     return this.#body<ResendAccepted>({ method: 'POST', path, body: { eventId }, unkeyed: true, signal });
+  }
+
+  /**
+   * `recoverWebhookDeliveries`: sends again every failed delivery to the endpoint of the events recorded in
+   * [`since`, `until`) (RFC 3339; `until` now by default; `since` within the service's retention), oldest
+   * first. Retried, as a PATCH is, only where the service cannot have acted; repeating it knowingly is safe: a
+   * repeat queues nothing twice.
+   */
+  recoverWebhookDeliveries(
+    webhookId: number,
+    window: WebhookRecovery,
+    { signal }: CallOptions = {},
+  ): Promise<RecoveryAccepted> {
+    const path = `/v1/webhooks/${encodeURIComponent(webhookId)}/recover`;
+    return this.#body<RecoveryAccepted>({ method: 'POST', path, body: window, unkeyed: true, signal });
   }
 
   /**

@@ -84,6 +84,11 @@ export const ERRORS = {
     (issuedFor: string) => `query parameter "cursor" was issued for ${issuedFor}; send it with the same type filter`,
   ),
   webhookUrlRefused: errorKind('invalid_request', urlRefusal),
+  sinceAfterUntil: errorKind('invalid_request', () => 'body.since must not be after body.until'),
+  sinceBeyondRetention: errorKind(
+    'invalid_request',
+    (days: number) => `body.since must be within the last ${days} days (EVENT_RETENTION_DAYS): older events are gone`,
+  ),
   invalidIdempotencyKey: errorKind(
     'invalid_request',
     () => 'header "Idempotency-Key" must be one string of 1 to 255 printable ASCII characters',

@@ -18,7 +18,7 @@ import {
   WebhookSecretRotation,
 } from './webhook.js';
 import { DeliveryAttempt, DeliveryStatus, DeliveryTrigger } from './webhook-delivery.js';
-import { ResendAccepted, WebhookResend } from './webhook-redelivery.js';
+import { RecoveryAccepted, ResendAccepted, WebhookRecovery, WebhookResend } from './webhook-redelivery.js';
 
 /** Schemas registered once: validation, serialisation and `components.schemas` of the OpenAPI document. */
 export const SHARED_SCHEMAS = [
@@ -47,4 +47,6 @@ export const SHARED_SCHEMAS = [
   DeliveryAttempt,
   WebhookResend,
   ResendAccepted,
+  WebhookRecovery,
+  RecoveryAccepted,
 ];

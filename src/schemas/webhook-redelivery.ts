@@ -1,4 +1,6 @@
 import { type Static, Type } from 'typebox';
+import { RFC3339_PATTERN, RFC3339_RULE } from '../domain/rfc3339.js';
+import { PATTERN_MESSAGE } from './keywords.js';
 import { EventIdParameter } from './webhook-delivery.js';
 
 export const WebhookResend = Type.Object(
@@ -21,3 +23,34 @@ export const ResendAccepted = Type.Object(
   },
 );
 export type ResendAccepted = Static<typeof ResendAccepted>;
+
+const dateTime = (description: string) =>
+  Type.String({ pattern: RFC3339_PATTERN, [PATTERN_MESSAGE]: RFC3339_RULE, format: 'date-time', description });
+
+export const WebhookRecovery = Type.Object(
+  {
+    since: dateTime('Deliveries of events recorded at or after this instant; within `EVENT_RETENTION_DAYS`.'),
+    until: Type.Optional(dateTime('And before this one; now by default. Not before `since`.')),
+  },
+  {
+    $id: 'WebhookRecovery',
+    additionalProperties: false,
+    description: 'The window of event times whose failed deliveries are sent again.',
+  },
+);
+export type WebhookRecovery = Static<typeof WebhookRecovery>;
+
+export const RecoveryAccepted = Type.Object(
+  {
+    queued: Type.Integer({
+      minimum: 0,
+      description: 'Failed deliveries queued again, to be sent oldest first; 0 when none was left.',
+    }),
+  },
+  {
+    $id: 'RecoveryAccepted',
+    additionalProperties: false,
+    description: 'The failed deliveries are queued. To a disabled endpoint they wait until it is enabled.',
+  },
+);
+export type RecoveryAccepted = Static<typeof RecoveryAccepted>;

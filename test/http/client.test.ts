@@ -282,7 +282,7 @@ eachBackend((backend) => {
       assert.equal((await failure(client.listWebhookDeliveries(id + 1))).status, 404);
     });
 
-    test('resendWebhookEvent: 202 pending; 404 naming the unknown event', async (t) => {
+    test('resendWebhookEvent and recoverWebhookDeliveries: 202; 404 and 400 naming what is wrong', async (t) => {
       const h = await startWebhookHarness(t, backend);
       const client = clientFor(h);
       const { id } = await createEndpoint(h, { events: ['pet.created'] });
@@ -293,6 +293,10 @@ eachBackend((backend) => {
       const error = await failure(client.resendWebhookEvent(id, 'evt_999'));
       assert.deepEqual([error.status, error.code], [404, 'not_found']);
       assert.match(error.message, /event evt_999/);
+      const since = new Date(Date.now() - 60_000).toISOString();
+      assert.deepEqual(await client.recoverWebhookDeliveries(id, { since }), { queued: 0 });
+      const late = await failure(client.recoverWebhookDeliveries(id, { since, until: '2020-01-01T00:00:00Z' }));
+      assert.deepEqual([late.status, late.code], [400, 'invalid_request']);
     });
   });
 });
