@@ -24,13 +24,11 @@ import type {
   PetRecord,
   PlaceOrderResult,
   PurgeResult,
-  RecoverQuery,
-  ResendQuery,
-  ResendResult,
   SecretRotation,
   WebhookEndpointChange,
   WebhookEndpointRecord,
 } from './records.js';
+import type { RecoverQuery, ResendQuery, ResendResult } from './redelivery-records.js';
 
 /**
  * The one storage interface, by entity; its records are in records.ts. Both backends (sqlite/,

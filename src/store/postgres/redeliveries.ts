@@ -1,4 +1,4 @@
-import type { RecoverQuery, ResendQuery, ResendResult } from '../records.js';
+import type { RecoverQuery, ResendQuery, ResendResult } from '../redelivery-records.js';
 import {
   failedInWindow,
   RECOVER_PER_WRITE,

@@ -1,5 +1,5 @@
 import type { EventType } from '../../domain/event-types.js';
-import type { ResendResult } from '../records.js';
+import type { ResendResult } from '../redelivery-records.js';
 
 /**
  * What a resend finds before it queues, as both backends read it: the endpoint (null: none), the event's

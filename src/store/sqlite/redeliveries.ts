@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { RecoverQuery, ResendQuery, ResendResult } from '../records.js';
+import type { RecoverQuery, ResendQuery, ResendResult } from '../redelivery-records.js';
 import {
   failedInWindow,
   RECOVER_PER_WRITE,
