@@ -24,7 +24,7 @@ import {
   WebhookPageQuery,
   WebhookSecretRotation,
 } from '../schemas/webhook.js';
-import type { WebhookEndpointRecord } from '../store/records.js';
+import type { WebhookEndpointRecord } from '../store/webhook-endpoint-records.js';
 import { checkTargetUrl, type TargetPolicy } from '../webhooks/target-policy.js';
 import type { RouteOptions } from './route-options.js';
 import { SCOPE, SECURITY, TAGS, WITH_BODY } from './webhook-operation.js';

@@ -1,6 +1,7 @@
 import type { CreatedWebhookEndpoint, RotatedWebhookSecret, WebhookEndpoint } from '../schemas/webhook.js';
 import type { DeliveryAttempt } from '../schemas/webhook-delivery.js';
-import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/records.js';
+import type { DeliveryAttemptRecord } from '../store/records.js';
+import type { WebhookEndpointRecord } from '../store/webhook-endpoint-records.js';
 import { eventId } from './resources.js';
 
 /**

@@ -5,9 +5,11 @@ import type { EventPosition } from '../domain/event-position.js';
 import type { EventType } from '../domain/event-types.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { PetStatus } from '../domain/pet-status.js';
+import type { SigningSecrets } from './webhook-endpoint-records.js';
 
 // The records, queries and answers of the Store interface (store.ts): a leaf, so the store's interface,
 // both backends and everything above can name them without importing one another.
+// Webhook endpoints' records are in webhook-endpoint-records.ts.
 
 export interface NewPetRecord {
   readonly name: string;
@@ -160,50 +162,6 @@ export interface DeliveryStats {
   readonly pending: number;
   /** How long the oldest of them has waited since its event, in seconds; 0 when none waits. */
   readonly oldestPendingSeconds: number;
-}
-
-export interface NewWebhookEndpointRecord {
-  readonly url: string;
-  /** The event types sent to it; at least one, no repeats. */
-  readonly events: readonly EventType[];
-  readonly description: string | null;
-  /** Standard Webhooks' `whsec_…`: kept as it is, since the service signs with it. */
-  readonly secret: string;
-  readonly createdAt: Date;
-}
-
-/** The secret a rotation replaced, and until when it still signs beside the new one. */
-interface PreviousSecret {
-  readonly secret: string;
-  readonly expiresAt: Date;
-}
-
-/** What an endpoint's attempts are signed with: its secret, and the one before it while that still signs. */
-export interface SigningSecrets {
-  readonly secret: string;
-  /** null when no rotation left one (never rotated, or rotated with no overlap). */
-  readonly previousSecret: PreviousSecret | null;
-}
-
-/** An endpoint as the store keeps it; the API shows it without its secrets (but in the 201 of its creation). */
-export interface WebhookEndpointRecord extends NewWebhookEndpointRecord, SigningSecrets {
-  readonly id: number;
-  /** Only enabled endpoints get deliveries, and only of events recorded while they are. */
-  readonly enabled: boolean;
-}
-
-/** A new secret for an endpoint; the one it replaces signs too until `previousExpiresAt` (null: not at all). */
-export interface SecretRotation {
-  readonly secret: string;
-  readonly previousExpiresAt: Date | null;
-}
-
-/** A partial update: what is absent is kept; `description: null` clears it. */
-export interface WebhookEndpointChange {
-  readonly url?: string | undefined;
-  readonly events?: readonly EventType[] | undefined;
-  readonly enabled?: boolean | undefined;
-  readonly description?: string | null | undefined;
 }
 
 /** One attempt to deliver one event to one endpoint: a row of the deliveries log. */

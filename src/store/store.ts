@@ -16,7 +16,6 @@ import type {
   NewApiKeyRecord,
   NewOrderRecord,
   NewPetRecord,
-  NewWebhookEndpointRecord,
   OrderPageQuery,
   OrderRecord,
   PageQuery,
@@ -24,11 +23,14 @@ import type {
   PetRecord,
   PlaceOrderResult,
   PurgeResult,
+} from './records.js';
+import type { RecoverQuery, ResendQuery, ResendResult } from './redelivery-records.js';
+import type {
+  NewWebhookEndpointRecord,
   SecretRotation,
   WebhookEndpointChange,
   WebhookEndpointRecord,
-} from './records.js';
-import type { RecoverQuery, ResendQuery, ResendResult } from './redelivery-records.js';
+} from './webhook-endpoint-records.js';
 
 /**
  * The one storage interface, by entity; its records are in records.ts. Both backends (sqlite/,

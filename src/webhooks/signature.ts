@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
-import type { SigningSecrets } from '../store/records.js';
+import type { SigningSecrets } from '../store/webhook-endpoint-records.js';
 
 /**
  * The secrets an attempt started at `at` is signed with: the endpoint's, then the one its last rotation

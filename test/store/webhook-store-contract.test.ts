@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
-import type { DueDelivery, NewWebhookEndpointRecord } from '../../src/store/records.js';
+import type { DueDelivery } from '../../src/store/records.js';
+import type { NewWebhookEndpointRecord } from '../../src/store/webhook-endpoint-records.js';
 import { claimEverything, claimQuery } from '../helpers/claims.js';
 import { eachBackend } from '../helpers/harness.js';
 

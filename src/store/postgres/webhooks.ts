@@ -1,12 +1,4 @@
-import type {
-  AttemptQuery,
-  DeliveryAttemptRecord,
-  NewWebhookEndpointRecord,
-  PageQuery,
-  SecretRotation,
-  WebhookEndpointChange,
-  WebhookEndpointRecord,
-} from '../records.js';
+import type { AttemptQuery, DeliveryAttemptRecord, PageQuery } from '../records.js';
 import { asDate } from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';
 import {
@@ -22,6 +14,12 @@ import {
   webhookQueries,
 } from '../shared/webhook-rows.js';
 import type { WebhookStore } from '../store.js';
+import type {
+  NewWebhookEndpointRecord,
+  SecretRotation,
+  WebhookEndpointChange,
+  WebhookEndpointRecord,
+} from '../webhook-endpoint-records.js';
 import { lockKey } from './advisory-locks.js';
 import type { PostgresFanOut } from './fan-out.js';
 import type { Database } from './postgres-db.js';

@@ -1,13 +1,8 @@
 import type { DeliveryStatus } from '../../domain/delivery-status.js';
 import type { DeliveryTrigger } from '../../domain/delivery-trigger.js';
 import type { EventType } from '../../domain/event-types.js';
-import type {
-  AttemptQuery,
-  DeliveryAttemptRecord,
-  SigningSecrets,
-  WebhookEndpointChange,
-  WebhookEndpointRecord,
-} from '../records.js';
+import type { AttemptQuery, DeliveryAttemptRecord } from '../records.js';
+import type { SigningSecrets, WebhookEndpointChange, WebhookEndpointRecord } from '../webhook-endpoint-records.js';
 import { readQueries } from './keyset-page.js';
 import type { ToDate } from './rows.js';
 import type { Param } from './sql-params.js';

@@ -1,13 +1,5 @@
 import type Database from 'better-sqlite3';
-import type {
-  AttemptQuery,
-  DeliveryAttemptRecord,
-  NewWebhookEndpointRecord,
-  PageQuery,
-  SecretRotation,
-  WebhookEndpointChange,
-  WebhookEndpointRecord,
-} from '../records.js';
+import type { AttemptQuery, DeliveryAttemptRecord, PageQuery } from '../records.js';
 import { fromMilliseconds } from '../shared/rows.js';
 import { sqliteParam } from '../shared/sql-params.js';
 import {
@@ -24,6 +16,12 @@ import {
   webhookQueries,
 } from '../shared/webhook-rows.js';
 import type { WebhookStore } from '../store.js';
+import type {
+  NewWebhookEndpointRecord,
+  SecretRotation,
+  WebhookEndpointChange,
+  WebhookEndpointRecord,
+} from '../webhook-endpoint-records.js';
 import { EVENTS_HEAD, type SqliteFanOut } from './fan-out.js';
 import type { GroupCommit } from './group-commit.js';
 
