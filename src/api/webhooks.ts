@@ -146,7 +146,8 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
         summary: 'Change a webhook endpoint',
         description:
           'Changes the fields sent. A new `url` is checked as on registration; `enabled: false` stops sending ' +
-          'events recorded from then on; `description: null` clears it.',
+          'events recorded from then on (`disabledReason: manual`); `enabled: true` clears `disabledReason` and ' +
+          'sends at once the deliveries that waited; `description: null` clears it.',
         tags: TAGS,
         security: SECURITY,
         params: WebhookIdParams,

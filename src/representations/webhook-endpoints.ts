@@ -17,6 +17,8 @@ export function toWebhookEndpoint(record: WebhookEndpointRecord): WebhookEndpoin
     enabled: record.enabled,
     createdAt: record.createdAt.toISOString(),
     previousSecretExpiresAt: previousSecretExpiresAt(record),
+    disabledReason: record.disabledReason,
+    disabledAt: record.disabledAt?.toISOString() ?? null,
   };
 }
 

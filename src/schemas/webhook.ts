@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { DISABLED_REASONS, type DisabledReason } from '../domain/disabled-reason.js';
 import type { EventType } from '../domain/event-types.js';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
 import { Int64 } from './int64.js';
@@ -42,6 +43,18 @@ const ENDPOINT_PROPERTIES = {
   enabled: Type.Boolean({ description: 'Only an enabled endpoint is sent the events recorded meanwhile.' }),
   createdAt: Type.String({ format: 'date-time', description: 'When the endpoint was registered (UTC).' }),
   previousSecretExpiresAt: PreviousSecretExpiresAt,
+  disabledReason: Type.Union(
+    [Type.Unsafe<DisabledReason>({ type: 'string', enum: [...DISABLED_REASONS] }), Type.Null()],
+    {
+      description:
+        'Why it is disabled: `manual` (a change set `enabled: false`), `failing` (every attempt failed for ' +
+        '`WEBHOOK_DISABLE_AFTER`, by default 5 days), `gone` (it answered 410 Gone); `null` while enabled. ' +
+        'Enabling it clears this and sends the deliveries that waited.',
+    },
+  ),
+  disabledAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When it was disabled (UTC); `null` while enabled.',
+  }),
 };
 
 export const WebhookEndpoint = Type.Object(ENDPOINT_PROPERTIES, {

@@ -1,3 +1,4 @@
+import type { DisabledReason } from '../domain/disabled-reason.js';
 import type { EventType } from '../domain/event-types.js';
 
 // The records of webhook endpoints (WebhookStore, store.ts): a leaf beside records.ts, which names them too.
@@ -30,6 +31,9 @@ export interface WebhookEndpointRecord extends NewWebhookEndpointRecord, Signing
   readonly id: number;
   /** Only enabled endpoints get deliveries, and only of events recorded while they are. */
   readonly enabled: boolean;
+  /** Why and when it was disabled; null while it is enabled (and when, for one disabled before, unknown). */
+  readonly disabledReason: DisabledReason | null;
+  readonly disabledAt: Date | null;
 }
 
 /** A new secret for an endpoint; the one it replaces signs too until `previousExpiresAt` (null: not at all). */

@@ -31,3 +31,10 @@ export async function createEndpoint(h: Harness, body: Record<string, unknown> =
   if (result.status !== 201) throw new Error(`create failed: ${result.status} ${result.text}`);
   return result.json;
 }
+
+/** An endpoint's deliveries log over HTTP, newest first: its first 100 attempts (200 asserted). */
+export async function deliveryLog(h: Harness, endpoint: number): Promise<any[]> {
+  const result = await h.call('GET', `/v1/webhooks/${endpoint}/deliveries?limit=100`);
+  if (result.status !== 200) throw new Error(`deliveries log: ${result.status} ${result.text}`);
+  return result.json;
+}

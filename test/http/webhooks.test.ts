@@ -4,7 +4,17 @@ import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import { eachBackend, expectError } from '../helpers/harness.js';
 import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
 
-const FIELDS = ['createdAt', 'description', 'enabled', 'events', 'id', 'previousSecretExpiresAt', 'url'];
+const FIELDS = [
+  'createdAt',
+  'description',
+  'disabledAt',
+  'disabledReason',
+  'enabled',
+  'events',
+  'id',
+  'previousSecretExpiresAt',
+  'url',
+];
 
 eachBackend((backend) => {
   describe(`webhooks [${backend.name}]`, () => {
@@ -64,8 +74,11 @@ eachBackend((backend) => {
     test('PATCH changes each field alone and keeps the others; a new url is checked again', async (t) => {
       const h = await startWebhookHarness(t, backend);
       const { secret: _secret, ...endpoint } = await createEndpoint(h, { description: 'first' });
+      assert.equal(endpoint.disabledReason, null);
+      assert.equal(endpoint.disabledAt, null);
       const patch = (body: unknown) => h.call('PATCH', `/v1/webhooks/${endpoint.id}`, { body });
       let expected = endpoint;
+      const before = Date.now();
       for (const change of [
         { url: 'https://other.example.com/hooks?team=7' },
         { events: ['pet.status_changed', 'order.status_changed'] },
@@ -74,9 +87,16 @@ eachBackend((backend) => {
         { description: null },
         { enabled: true, events: ['pet.created'] },
       ]) {
-        expected = { ...expected, ...change };
         const result = await patch(change);
         assert.equal(result.status, 200, result.text);
+        expected = { ...expected, ...change };
+        // Disabling shows why (a change: manual) and when; enabling clears both.
+        if (change.enabled === false) {
+          expected = { ...expected, disabledReason: 'manual', disabledAt: result.json.disabledAt };
+          const at = Date.parse(result.json.disabledAt);
+          assert.ok(at >= before - 1000 && at <= Date.now() + 1000, result.json.disabledAt);
+        }
+        if (change.enabled === true) expected = { ...expected, disabledReason: null, disabledAt: null };
         assert.deepEqual(result.json, expected, JSON.stringify(change));
         assert.deepEqual((await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json, expected);
       }

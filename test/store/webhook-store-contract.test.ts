@@ -26,7 +26,8 @@ eachBackend((backend) => {
       const { store } = await fresh(t);
       const created = await store.webhooks.create(endpoint({ description: 'Ünïcode 🐈' }));
       const fields = endpoint({ description: 'Ünïcode 🐈' });
-      assert.deepEqual(created, { id: created.id, enabled: true, previousSecret: null, ...fields });
+      const health = { disabledReason: null, disabledAt: null };
+      assert.deepEqual(created, { id: created.id, enabled: true, previousSecret: null, ...health, ...fields });
       assert.deepEqual(await store.webhooks.get(created.id), created);
       assert.equal(await store.webhooks.get(created.id + 1), undefined);
       const more = [await store.webhooks.create(endpoint()), await store.webhooks.create(endpoint())];
@@ -37,13 +38,25 @@ eachBackend((backend) => {
     test('update changes only what it is given; description null clears it; unknown ids are undefined', async (t) => {
       const { store } = await fresh(t);
       const { id } = await store.webhooks.create(endpoint({ description: 'kept' }));
+      const before = Date.now();
       const disabled = await store.webhooks.update(id, { enabled: false });
-      assert.deepEqual(disabled, { id, enabled: false, previousSecret: null, ...endpoint({ description: 'kept' }) });
+      const disabledAt = disabled?.disabledAt ?? new Date(0);
+      assert.ok(disabledAt.getTime() >= before - 1000 && disabledAt.getTime() <= Date.now() + 1000);
+      assert.deepEqual(disabled, {
+        id,
+        enabled: false,
+        previousSecret: null,
+        disabledReason: 'manual',
+        disabledAt,
+        ...endpoint({ description: 'kept' }),
+      });
+      assert.deepEqual(await store.webhooks.update(id, { enabled: false }), disabled, 'disabled once, at first');
       const moved = await store.webhooks.update(id, { url: 'https://other.example.com/', events: ['pet.created'] });
       assert.deepEqual(moved, { ...disabled, url: 'https://other.example.com/', events: ['pet.created'] });
       assert.equal((await store.webhooks.update(id, { description: undefined }))?.description, 'kept');
       assert.equal((await store.webhooks.update(id, { description: null }))?.description, null);
-      assert.equal((await store.webhooks.update(id, { enabled: true }))?.enabled, true);
+      const enabled = await store.webhooks.update(id, { enabled: true });
+      assert.deepEqual([enabled?.enabled, enabled?.disabledReason, enabled?.disabledAt], [true, null, null]);
       assert.equal(await store.webhooks.update(id + 1, { enabled: true }), undefined);
     });
 

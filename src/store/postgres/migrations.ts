@@ -201,4 +201,13 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_attempts_endpoint_status ON webhook_attempts (endpoint_id, status, id);
   CREATE INDEX webhook_attempts_endpoint_event ON webhook_attempts (endpoint_id, event_seq, id);
   `,
+  `
+  -- Endpoint health: why and when an endpoint was disabled (an endpoint disabled before is a manual one,
+  -- when unknown), and the first failed attempt since its last success or since it was enabled.
+  ALTER TABLE webhook_endpoints
+    ADD COLUMN disabled_reason TEXT CHECK (disabled_reason IN ('failing', 'gone', 'manual')),
+    ADD COLUMN disabled_at TIMESTAMPTZ,
+    ADD COLUMN failing_since TIMESTAMPTZ;
+  UPDATE webhook_endpoints SET disabled_reason = 'manual' WHERE NOT enabled;
+  `,
 ];

@@ -8,6 +8,7 @@ import {
   changeValues,
   type DeliveryAttemptRow,
   ENDPOINT_COLUMNS,
+  enabledChange,
   endpointFromRow,
   eventsColumn,
   type WebhookEndpointRow,
@@ -36,8 +37,12 @@ const QUERIES = {
     SELECT $1::text, $2::text, $3::text, true, $4::text, $5::timestamptz FROM in_id_order
     RETURNING ${ENDPOINT_COLUMNS}`,
   update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
-    enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END
+    enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
+    ${enabledChange({ on: '$3::boolean', off: 'NOT $3::boolean', was: 'enabled' }, 'now()')}
     WHERE id = $6 RETURNING ${ENDPOINT_COLUMNS}`,
+  // Before an update enables a disabled endpoint (locked by the settle): what waited for it is due at once.
+  resume: `UPDATE webhook_deliveries SET next_attempt_at = least(next_attempt_at, now())
+    WHERE status = 'pending' AND endpoint_id = (SELECT id FROM webhook_endpoints WHERE id = $1 AND NOT enabled)`,
   // The right-hand `secret` is the row's before the update: the one replaced. A concurrent rotation waits
   // for the row's lock and then replaces this one's secret, so two sign at most.
   rotate: `UPDATE webhook_endpoints SET secret = $2::text,
@@ -93,6 +98,8 @@ export class PostgresWebhookStore implements WebhookStore {
       await this.#fanOut.waitForOlder();
       row = await this.#db.transaction(async (client) => {
         await this.#fanOut.settle(client, id);
+        if (change.enabled === true)
+          await client.query({ name: 'webhooks-resume', text: QUERIES.resume, values: [id] });
         return (await client.query<Row>(update)).rows[0];
       });
     }

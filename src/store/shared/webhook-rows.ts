@@ -1,5 +1,6 @@
 import type { DeliveryStatus } from '../../domain/delivery-status.js';
 import type { DeliveryTrigger } from '../../domain/delivery-trigger.js';
+import type { DisabledReason } from '../../domain/disabled-reason.js';
 import type { EventType } from '../../domain/event-types.js';
 import type { AttemptQuery, DeliveryAttemptRecord } from '../records.js';
 import type { SigningSecrets, WebhookEndpointChange, WebhookEndpointRecord } from '../webhook-endpoint-records.js';
@@ -9,7 +10,8 @@ import type { Param } from './sql-params.js';
 
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
 export const ENDPOINT_COLUMNS =
-  'id, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at';
+  'id, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at, ' +
+  'disabled_reason, disabled_at';
 const ATTEMPT_COLUMNS =
   'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by';
 
@@ -71,6 +73,23 @@ export function changeValues(change: WebhookEndpointChange) {
   ] as const;
 }
 
+/** An update's `enabled` in a backend's syntax: true, false (each false when it is kept), and the row's own. */
+interface EnabledSql {
+  readonly on: string;
+  readonly off: string;
+  readonly was: string;
+}
+
+/**
+ * What an update's `enabled` does to the health columns: disabling an enabled endpoint is a manual disable
+ * at `now`; enabling clears why and when, and an endpoint enabled again starts its failing anew.
+ */
+export function enabledChange({ on, off, was }: EnabledSql, now: string): string {
+  return `disabled_reason = CASE WHEN ${on} THEN NULL WHEN ${off} AND ${was} THEN 'manual' ELSE disabled_reason END,
+    disabled_at = CASE WHEN ${on} THEN NULL WHEN ${off} AND ${was} THEN ${now} ELSE disabled_at END,
+    failing_since = CASE WHEN ${on} AND NOT (${was}) THEN NULL ELSE failing_since END`;
+}
+
 /** The secrets columns, which the endpoint's rows and a claimed delivery's both carry. */
 export interface SecretsRow<D> {
   secret: string;
@@ -86,6 +105,8 @@ export interface WebhookEndpointRow<D> extends SecretsRow<D> {
   /** SQLite has no boolean: 0 or 1 there. */
   enabled: boolean | number;
   created_at: D;
+  disabled_reason: DisabledReason | null;
+  disabled_at: D | null;
 }
 
 export interface DeliveryAttemptRow<D> {
@@ -110,6 +131,8 @@ export function endpointFromRow<D>(row: WebhookEndpointRow<D>, toDate: ToDate<D>
     enabled: Boolean(row.enabled),
     ...secretsFromRow(row, toDate),
     createdAt: toDate(row.created_at),
+    disabledReason: row.disabled_reason,
+    disabledAt: row.disabled_at === null ? null : toDate(row.disabled_at),
   };
 }
 

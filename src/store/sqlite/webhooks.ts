@@ -10,6 +10,7 @@ import {
   changeValues,
   type DeliveryAttemptRow,
   ENDPOINT_COLUMNS,
+  enabledChange,
   endpointFromRow,
   eventsColumn,
   type WebhookEndpointRow,
@@ -37,9 +38,13 @@ const QUERIES = {
   // Sent only what is recorded from now on (fan-out.ts).
   insert: `INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at, fanned_seq)
     VALUES (?, ?, ?, 1, ?, ?, ${EVENTS_HEAD}) RETURNING ${ENDPOINT_COLUMNS}`,
-  update: `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
-    enabled = coalesce(?, enabled), description = CASE WHEN ? THEN ? ELSE description END
-    WHERE id = ? RETURNING ${ENDPOINT_COLUMNS}`,
+  update: `UPDATE webhook_endpoints SET url = coalesce(@url, url), events = coalesce(@events, events),
+    enabled = coalesce(@enabled, enabled), description = CASE WHEN @setDescription THEN @description ELSE description END,
+    ${enabledChange({ on: '@enabled = 1', off: '@enabled = 0', was: 'enabled = 1' }, '@now')}
+    WHERE id = @id RETURNING ${ENDPOINT_COLUMNS}`,
+  // Before an update enables a disabled endpoint: what waited for it is due at once.
+  resume: `UPDATE webhook_deliveries SET next_attempt_at = min(next_attempt_at, @now)
+    WHERE status = 'pending' AND endpoint_id = (SELECT id FROM webhook_endpoints WHERE id = @id AND enabled = 0)`,
   // The right-hand `secret` is the row's before the update: the one replaced.
   rotate: `UPDATE webhook_endpoints SET secret = @secret,
     previous_secret = CASE WHEN @expiresAt IS NULL THEN NULL ELSE secret END, previous_secret_expires_at = @expiresAt
@@ -54,7 +59,8 @@ export class SqliteWebhookStore implements WebhookStore {
   readonly #insert: Database.Statement<SqlValue[], Row>;
   readonly #get: Database.Statement<[number], Row>;
   readonly #page: Database.Statement<[number, number], Row>;
-  readonly #update: Database.Statement<SqlValue[], Row>;
+  readonly #update: Database.Statement<[Record<string, SqlValue>], Row>;
+  readonly #resume: Database.Statement<[{ id: number; now: number }]>;
   readonly #rotate: Database.Statement<[{ id: number; secret: string; expiresAt: number | null }], Row>;
   readonly #remove: Database.Statement<[number]>;
   readonly #removeLog: Database.Statement<[number]>;
@@ -66,7 +72,8 @@ export class SqliteWebhookStore implements WebhookStore {
     this.#insert = db.prepare<SqlValue[], Row>(QUERIES.insert);
     this.#get = db.prepare(QUERIES.get);
     this.#page = db.prepare(QUERIES.page);
-    this.#update = db.prepare<SqlValue[], Row>(QUERIES.update);
+    this.#update = db.prepare(QUERIES.update);
+    this.#resume = db.prepare(QUERIES.resume);
     this.#rotate = db.prepare(QUERIES.rotate);
     this.#remove = db.prepare(QUERIES.remove);
     this.#removeLog = db.prepare(QUERIES.removeLog);
@@ -94,11 +101,14 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
-    const values = [...changeValues(change).map(bindable), id];
+    const [url, events, enabled, setDescription, description] = changeValues(change).map(bindable);
     const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
     return this.#writes.run(() => {
+      const now = Date.now();
       if (subscriptionChanges) this.#fanOut.settle(id);
-      return recordOrNone(this.#update.get(...values));
+      if (change.enabled === true) this.#resume.run({ id, now });
+      const values = { url, events, enabled, setDescription, description, now, id } as Record<string, SqlValue>;
+      return recordOrNone(this.#update.get(values));
     });
   }
 
