@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import { EVENT_TYPES } from '../domain/event-types.js';
+import { DEFAULT_SUBSCRIPTION } from '../domain/event-types.js';
 import { generateWebhookSecret, PREVIOUS_SECRET_SECONDS } from '../domain/webhook-secret.js';
 import { ERRORS } from '../errors/catalogue.js';
 import { Pager } from '../http/pager.js';
@@ -74,7 +74,7 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
       },
     },
     async (request, reply) => {
-      const { url, events = [...EVENT_TYPES], description } = request.body;
+      const { url, events = [...DEFAULT_SUBSCRIPTION], description } = request.body;
       await allowTarget(url);
       const endpoint = await store.webhooks.create({
         url,

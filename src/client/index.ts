@@ -10,6 +10,7 @@ export type {
   OrderStatusChangedEvent,
   PetCreatedEvent,
   PetStatusChangedEvent,
+  WebhookEndpointDisabledEvent,
 } from '../schemas/event.js';
 export type { NewOrder, Order, OrderStatus, OrderStatusChange } from '../schemas/order.js';
 export type { NewPet, Pet, PetStatus } from '../schemas/pet.js';

@@ -1,3 +1,17 @@
 /** What an event says changed (docs/decisions.md, "Events"): the feed, the stream and webhooks share these. */
-export const EVENT_TYPES = ['pet.created', 'pet.status_changed', 'order.placed', 'order.status_changed'] as const;
+export const EVENT_TYPES = [
+  'pet.created',
+  'pet.status_changed',
+  'order.placed',
+  'order.status_changed',
+  'webhook_endpoint.disabled',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * What an endpoint registered without `events` is sent: the changes to pets and orders. The service's own
+ * news about endpoints goes only to those that ask for it (docs/decisions.md, "Webhook operations").
+ */
+export const DEFAULT_SUBSCRIPTION: readonly EventType[] = EVENT_TYPES.filter(
+  (type) => type !== 'webhook_endpoint.disabled',
+);

@@ -2,10 +2,13 @@ import { isComplete } from '../domain/order-status.js';
 import type { Event } from '../schemas/event.js';
 import type { Order } from '../schemas/order.js';
 import type { Pet } from '../schemas/pet.js';
+import type { WebhookEndpoint } from '../schemas/webhook.js';
 import type { EventRecord, OrderRecord, PetRecord } from '../store/records.js';
+import type { WebhookEndpointSnapshot } from '../store/webhook-endpoint-records.js';
 
 /**
- * The boundary between what the store keeps and what the API shows: pets, orders and the events about them,
+ * The boundary between what the store keeps and what the API shows: pets, orders, endpoints as events show
+ * them, and the events,
  * for the routes and the webhook sender alike (so it sits below both).
  */
 export function toPet(record: PetRecord): Pet {
@@ -20,6 +23,22 @@ export function toOrder(record: OrderRecord): Order {
     status: record.status,
     createdAt: record.createdAt.toISOString(),
     complete: isComplete(record.status),
+  };
+}
+
+/** An endpoint as `GET /v1/webhooks/{id}` shows it, from what may be shown (webhook-endpoints.ts has the rest). */
+export function toEndpointView(endpoint: WebhookEndpointSnapshot): WebhookEndpoint {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: [...endpoint.events],
+    description: endpoint.description,
+    enabled: endpoint.enabled,
+    createdAt: endpoint.createdAt.toISOString(),
+    // Kept as it was set, so a past time says when the previous secret stopped signing.
+    previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString() ?? null,
+    disabledReason: endpoint.disabledReason,
+    disabledAt: endpoint.disabledAt?.toISOString() ?? null,
   };
 }
 
@@ -40,5 +59,7 @@ export function toEvent(record: EventRecord): Event {
       return { id, type: record.type, timestamp, data: toOrder(record.order) };
     case 'order.status_changed':
       return { id, type: record.type, timestamp, data: toOrder(record.order), previousStatus: record.previousStatus };
+    case 'webhook_endpoint.disabled':
+      return { id, type: record.type, timestamp, data: toEndpointView(record.endpoint) };
   }
 }

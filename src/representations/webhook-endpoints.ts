@@ -2,36 +2,23 @@ import type { CreatedWebhookEndpoint, RotatedWebhookSecret, WebhookEndpoint } fr
 import type { DeliveryAttempt } from '../schemas/webhook-delivery.js';
 import type { DeliveryAttemptRecord } from '../store/records.js';
 import type { WebhookEndpointRecord } from '../store/webhook-endpoint-records.js';
-import { eventId } from './resources.js';
+import { eventId, toEndpointView } from './resources.js';
 
 /**
  * What the webhook routes show of an endpoint, never its secrets: a secret is shown once, in the 201 of the
  * creation (toCreatedWebhookEndpoint) or the answer of the rotation that made it (toRotatedWebhookSecret).
  */
 export function toWebhookEndpoint(record: WebhookEndpointRecord): WebhookEndpoint {
-  return {
-    id: record.id,
-    url: record.url,
-    events: [...record.events],
-    description: record.description,
-    enabled: record.enabled,
-    createdAt: record.createdAt.toISOString(),
-    previousSecretExpiresAt: previousSecretExpiresAt(record),
-    disabledReason: record.disabledReason,
-    disabledAt: record.disabledAt?.toISOString() ?? null,
-  };
+  const { secret: _secret, previousSecret, ...shown } = record;
+  return toEndpointView({ ...shown, previousSecretExpiresAt: previousSecret?.expiresAt ?? null });
 }
-
-/** Stored as it was set, so a past time says when the previous secret stopped signing. */
-const previousSecretExpiresAt = (record: WebhookEndpointRecord) =>
-  record.previousSecret?.expiresAt.toISOString() ?? null;
 
 export function toCreatedWebhookEndpoint(record: WebhookEndpointRecord): CreatedWebhookEndpoint {
   return { ...toWebhookEndpoint(record), secret: record.secret };
 }
 
 export function toRotatedWebhookSecret(record: WebhookEndpointRecord): RotatedWebhookSecret {
-  return { secret: record.secret, previousSecretExpiresAt: previousSecretExpiresAt(record) };
+  return { secret: record.secret, previousSecretExpiresAt: toWebhookEndpoint(record).previousSecretExpiresAt };
 }
 
 export function toDeliveryAttempt(record: DeliveryAttemptRecord): DeliveryAttempt {

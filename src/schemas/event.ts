@@ -5,6 +5,7 @@ import { PageLimit } from './page.js';
 import { Pet, PetStatus } from './pet.js';
 import { filterParameter } from './query.js';
 import { ref } from './ref.js';
+import { WebhookEndpoint } from './webhook.js';
 
 export const EventType = Type.Unsafe<EventTypeName>({
   $id: 'EventType',
@@ -54,28 +55,40 @@ export const OrderStatusChangedEvent = eventSchema(
   { previousStatus: ref(OrderStatus) },
 );
 
+export const WebhookEndpointDisabledEvent = eventSchema(
+  'WebhookEndpointDisabledEvent',
+  'webhook_endpoint.disabled',
+  WebhookEndpoint,
+  'The service disabled a webhook endpoint: every attempt failed for `WEBHOOK_DISABLE_AFTER`, or it answered ' +
+    '410 Gone (`disabledReason` says which). Sent only to endpoints subscribed to it by name.',
+  {},
+);
+
 /** Each event type with its schema: the feed's items, the stream's data and the OpenAPI `webhooks`. */
 export const EVENT_SCHEMAS = {
   'pet.created': PetCreatedEvent,
   'pet.status_changed': PetStatusChangedEvent,
   'order.placed': OrderPlacedEvent,
   'order.status_changed': OrderStatusChangedEvent,
+  'webhook_endpoint.disabled': WebhookEndpointDisabledEvent,
 } as const;
 
 export type PetCreatedEvent = Static<typeof PetCreatedEvent>;
 export type PetStatusChangedEvent = Static<typeof PetStatusChangedEvent>;
 export type OrderPlacedEvent = Static<typeof OrderPlacedEvent>;
 export type OrderStatusChangedEvent = Static<typeof OrderStatusChangedEvent>;
+export type WebhookEndpointDisabledEvent = Static<typeof WebhookEndpointDisabledEvent>;
 export type Event =
-  | Static<typeof PetCreatedEvent>
-  | Static<typeof PetStatusChangedEvent>
-  | Static<typeof OrderPlacedEvent>
-  | Static<typeof OrderStatusChangedEvent>;
+  | PetCreatedEvent
+  | PetStatusChangedEvent
+  | OrderPlacedEvent
+  | OrderStatusChangedEvent
+  | WebhookEndpointDisabledEvent;
 
 export const Event = Type.Unsafe<Event>({
   $id: 'Event',
   anyOf: Object.values(EVENT_SCHEMAS).map((schema) => ref(schema)),
-  description: 'A change to a pet or an order; `type` says which.',
+  description: 'A change to a pet, an order or a webhook endpoint; `type` says which.',
 });
 
 export const ListEventsQuery = Type.Object(

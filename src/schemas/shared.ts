@@ -6,6 +6,7 @@ import {
   OrderStatusChangedEvent,
   PetCreatedEvent,
   PetStatusChangedEvent,
+  WebhookEndpointDisabledEvent,
 } from './event.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
 import { NewPet, Pet, PetStatus } from './pet.js';
@@ -37,6 +38,7 @@ export const SHARED_SCHEMAS = [
   OrderStatusChangedEvent,
   Event,
   WebhookEndpoint,
+  WebhookEndpointDisabledEvent,
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
   WebhookEndpointChange,

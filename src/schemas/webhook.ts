@@ -77,7 +77,9 @@ export const NewWebhookEndpoint = Type.Object(
   {
     url: Url,
     // Defaulted by the route, not a `default` keyword, which would make generated clients require it.
-    events: Type.Optional(events('The event types to send, each at most once; all by default.')),
+    events: Type.Optional(
+      events('The event types to send, each at most once; by default every type but `webhook_endpoint.disabled`.'),
+    ),
     description: Type.Optional(Description),
   },
   { $id: 'NewWebhookEndpoint', additionalProperties: false, description: 'Registers an endpoint, enabled.' },

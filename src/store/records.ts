@@ -5,7 +5,7 @@ import type { EventPosition } from '../domain/event-position.js';
 import type { EventType } from '../domain/event-types.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { PetStatus } from '../domain/pet-status.js';
-import type { SigningSecrets } from './webhook-endpoint-records.js';
+import type { SigningSecrets, WebhookEndpointSnapshot } from './webhook-endpoint-records.js';
 
 // The records, queries and answers of the Store interface (store.ts): a leaf, so the store's interface,
 // both backends and everything above can name them without importing one another.
@@ -89,7 +89,8 @@ type Change =
   | { readonly type: 'pet.created'; readonly pet: PetRecord }
   | { readonly type: 'pet.status_changed'; readonly pet: PetRecord; readonly previousStatus: PetStatus }
   | { readonly type: 'order.placed'; readonly order: OrderRecord }
-  | { readonly type: 'order.status_changed'; readonly order: OrderRecord; readonly previousStatus: OrderStatus };
+  | { readonly type: 'order.status_changed'; readonly order: OrderRecord; readonly previousStatus: OrderStatus }
+  | { readonly type: 'webhook_endpoint.disabled'; readonly endpoint: WebhookEndpointSnapshot };
 
 /** A recorded change: its feed position, its sequence number (the event id's) and when it was recorded. */
 export type EventRecord = Change & {

@@ -36,6 +36,11 @@ export interface WebhookEndpointRecord extends NewWebhookEndpointRecord, Signing
   readonly disabledAt: Date | null;
 }
 
+/** An endpoint as an event about it keeps it: never a secret, only until when the previous one signs. */
+export type WebhookEndpointSnapshot = Omit<WebhookEndpointRecord, 'secret' | 'previousSecret'> & {
+  readonly previousSecretExpiresAt: Date | null;
+};
+
 /** A new secret for an endpoint; the one it replaces signs too until `previousExpiresAt` (null: not at all). */
 export interface SecretRotation {
   readonly secret: string;

@@ -406,6 +406,7 @@ eachBackend((backend) => {
         'pet.status_changed',
         'order.placed',
         'order.status_changed',
+        'webhook_endpoint.disabled',
       ]);
       for (const event of feed.json) {
         const post = doc.webhooks[event.type].post;

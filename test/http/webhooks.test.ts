@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EVENT_TYPES } from '../../src/domain/event-types.js';
+import { DEFAULT_SUBSCRIPTION } from '../../src/domain/event-types.js';
 import { eachBackend, expectError } from '../helpers/harness.js';
 import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
 
@@ -25,7 +25,7 @@ eachBackend((backend) => {
       const created = result.json;
       assert.deepEqual(Object.keys(created).sort(), [...FIELDS, 'secret'].sort());
       assert.equal(result.headers.get('location'), `/v1/webhooks/${created.id}`);
-      assert.deepEqual(created.events, [...EVENT_TYPES]);
+      assert.deepEqual(created.events, [...DEFAULT_SUBSCRIPTION]);
       assert.equal(created.description, null);
       assert.equal(created.enabled, true);
       assert.ok(Math.abs(Date.parse(created.createdAt) - Date.now()) < 60_000);

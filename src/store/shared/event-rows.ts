@@ -3,6 +3,7 @@ import type { OrderStatus } from '../../domain/order-status.js';
 import type { PetStatus } from '../../domain/pet-status.js';
 import type { EventRecord } from '../records.js';
 import { type OrderRow, orderFromRow, type PetRow, petFromRow, type ToDate } from './rows.js';
+import { type EndpointEventRow, snapshotFromRow } from './webhook-rows.js';
 
 /** The events table's columns, as both backends select them (tx as a number: 0 on SQLite). */
 export interface EventRow<D> {
@@ -10,17 +11,17 @@ export interface EventRow<D> {
   tx: number;
   type: EventType;
   at: D;
-  /** The changed pet's or order's row as JSON, in the table's own column names. */
+  /** The changed pet's, order's or endpoint's row as JSON, in the table's own column names (no secrets). */
   data: string;
   previous_status: string | null;
 }
 
-/** An order row inside event data keeps its timestamp as the backend wrote it: milliseconds or ISO text. */
+/** A row inside event data keeps its timestamps as the backend wrote them: milliseconds or ISO text. */
 const dataDate: ToDate<number | string> = (value) => new Date(value);
 
 export function eventFromRow<D>(row: EventRow<D>, toDate: ToDate<D>): EventRecord {
   const base = { seq: row.seq, position: { tx: row.tx, seq: row.seq }, at: toDate(row.at) };
-  const data = JSON.parse(row.data) as PetRow & OrderRow<number | string>;
+  const data = JSON.parse(row.data) as PetRow & OrderRow<number | string> & EndpointEventRow<number | string>;
   switch (row.type) {
     case 'pet.created':
       return { ...base, type: row.type, pet: petFromRow(data) };
@@ -35,5 +36,7 @@ export function eventFromRow<D>(row: EventRow<D>, toDate: ToDate<D>): EventRecor
         order: orderFromRow(data, dataDate),
         previousStatus: row.previous_status as OrderStatus,
       };
+    case 'webhook_endpoint.disabled':
+      return { ...base, type: row.type, endpoint: snapshotFromRow(data, dataDate) };
   }
 }

@@ -3,7 +3,12 @@ import type { DeliveryTrigger } from '../../domain/delivery-trigger.js';
 import type { DisabledReason } from '../../domain/disabled-reason.js';
 import type { EventType } from '../../domain/event-types.js';
 import type { AttemptQuery, DeliveryAttemptRecord } from '../records.js';
-import type { SigningSecrets, WebhookEndpointChange, WebhookEndpointRecord } from '../webhook-endpoint-records.js';
+import type {
+  SigningSecrets,
+  WebhookEndpointChange,
+  WebhookEndpointRecord,
+  WebhookEndpointSnapshot,
+} from '../webhook-endpoint-records.js';
 import { readQueries } from './keyset-page.js';
 import type { ToDate } from './rows.js';
 import type { Param } from './sql-params.js';
@@ -122,18 +127,30 @@ export interface DeliveryAttemptRow<D> {
   triggered_by: DeliveryTrigger;
 }
 
-export function endpointFromRow<D>(row: WebhookEndpointRow<D>, toDate: ToDate<D>): WebhookEndpointRecord {
+/** An endpoint's row as an event about it keeps it (the events table's `data`): every column but the secrets. */
+export type EndpointEventRow<D> = Omit<WebhookEndpointRow<D>, 'secret' | 'previous_secret'>;
+
+/** The fields of an endpoint that anyone may see. */
+function shownFromRow<D>(row: EndpointEventRow<D>, toDate: ToDate<D>) {
   return {
     id: row.id,
     url: row.url,
     events: row.events.split(',') as EventType[],
     description: row.description,
     enabled: Boolean(row.enabled),
-    ...secretsFromRow(row, toDate),
     createdAt: toDate(row.created_at),
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at === null ? null : toDate(row.disabled_at),
   };
+}
+
+export function endpointFromRow<D>(row: WebhookEndpointRow<D>, toDate: ToDate<D>): WebhookEndpointRecord {
+  return { ...shownFromRow(row, toDate), ...secretsFromRow(row, toDate) };
+}
+
+export function snapshotFromRow<D>(row: EndpointEventRow<D>, toDate: ToDate<D>): WebhookEndpointSnapshot {
+  const expiresAt = row.previous_secret_expires_at;
+  return { ...shownFromRow(row, toDate), previousSecretExpiresAt: expiresAt === null ? null : toDate(expiresAt) };
 }
 
 export function secretsFromRow<D>(row: SecretsRow<D>, toDate: ToDate<D>): SigningSecrets {
