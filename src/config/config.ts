@@ -1,4 +1,5 @@
 import { type DatabaseConfig, parseDatabaseUrl } from './database-url.js';
+import { DEFAULT_DISABLE_AFTER, parseDisableAfter } from './disable-after.js';
 import { checkRetentionOutlastsRetries } from './retention-bound.js';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './retry-schedule.js';
 import { parseTrustProxy } from './trust-proxy.js';
@@ -48,6 +49,11 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** The delays before each retry of a failed delivery, in ms (WEBHOOK_RETRY_SCHEDULE); then it has failed. */
   readonly webhookRetrySchedule: readonly number[];
+  /**
+   * How long every attempt to an endpoint must have failed before the service disables it, in ms
+   * (WEBHOOK_DISABLE_AFTER); undefined: never for failing (a 410 Gone disables it at once all the same).
+   */
+  readonly webhookDisableAfterMs: number | undefined;
   readonly eventStreams: EventStreamLimits;
 }
 
@@ -105,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     webhookTimeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', nonEmpty(env.WEBHOOK_TIMEOUT_MS), 10_000, 100, 600_000),
     webhookRetrySchedule: parseRetrySchedule(retryScheduleText),
+    webhookDisableAfterMs: parseDisableAfter(nonEmpty(env.WEBHOOK_DISABLE_AFTER) ?? DEFAULT_DISABLE_AFTER),
     eventStreams: {
       perKey: parseInteger(
         'EVENT_STREAMS_PER_KEY',

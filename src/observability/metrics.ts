@@ -54,6 +54,15 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookEndpointsDisabled = new Counter({
+    name: 'petstore_webhook_endpoints_disabled_total',
+    help:
+      'Webhook endpoints the service disabled, by reason: failing (every attempt failed for ' +
+      'WEBHOOK_DISABLE_AFTER) or gone (it answered 410 Gone).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly storeLatency = new Histogram({
     name: 'petstore_store_call_duration_seconds',
     help: 'Time of each call into the store (one query or transaction), by call and outcome.',

@@ -49,7 +49,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       trustProxy: config.trustProxy,
       webhooks: { allowPrivateUrls: config.webhookAllowPrivateUrls },
       // Every serving process sends: deliveries are claimed, so processes and instances share the work.
-      webhookDelivery: { timeoutMs: config.webhookTimeoutMs, retrySchedule: config.webhookRetrySchedule },
+      webhookDelivery: {
+        timeoutMs: config.webhookTimeoutMs,
+        retrySchedule: config.webhookRetrySchedule,
+        disableAfterMs: config.webhookDisableAfterMs,
+      },
       eventRetentionDays: config.eventRetentionDays,
       eventStreams: config.eventStreams,
       limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },

@@ -1,6 +1,7 @@
 import type { Scope } from '../domain/api-key.js';
 import type { DeliveryStatus } from '../domain/delivery-status.js';
 import type { DeliveryTrigger } from '../domain/delivery-trigger.js';
+import type { DisabledReason } from '../domain/disabled-reason.js';
 import type { EventPosition } from '../domain/event-position.js';
 import type { EventType } from '../domain/event-types.js';
 import type { OrderStatus } from '../domain/order-status.js';
@@ -156,7 +157,17 @@ export interface AttemptOutcome {
   readonly attemptedAt: Date;
   /** When the next attempt is due, for `pending`. */
   readonly nextAttemptAt: Date | undefined;
+  /** The endpoint answered 410 Gone: it is disabled as the attempt is recorded. */
+  readonly gone: boolean;
+  /**
+   * A failed attempt disables its endpoint as it is recorded if every attempt since this time or earlier
+   * failed (WEBHOOK_DISABLE_AFTER before it); undefined: failing never disables.
+   */
+  readonly disableIfFailingSince: Date | undefined;
 }
+
+/** Whether finish() recorded the attempt; a reason when the endpoint was disabled with it (once per endpoint). */
+export type AttemptRecorded = boolean | Exclude<DisabledReason, 'manual'>;
 
 export interface DeliveryStats {
   /** Deliveries waiting for an attempt to an enabled endpoint. */

@@ -6,6 +6,7 @@ import type {
   ApiKeyWithHash,
   AttemptOutcome,
   AttemptQuery,
+  AttemptRecorded,
   ChangeOrderResult,
   ClaimQuery,
   DeliveryAttemptRecord,
@@ -172,8 +173,10 @@ export interface DeliveryStore {
   /**
    * In one transaction: records the attempt in the deliveries log and moves the delivery on. Only while
    * the claim is still ours: false (nothing recorded) once another claim replaced it, or the delivery is gone.
+   * In the same transaction, the endpoint's health: a success ends its failing, a failure starts it, and a
+   * 410 or failing since `disableIfFailingSince` disables it (if enabled) and records `webhook_endpoint.disabled`.
    */
-  finish(outcome: AttemptOutcome): Promise<boolean>;
+  finish(outcome: AttemptOutcome): Promise<AttemptRecorded>;
   stats(now: Date): Promise<DeliveryStats>;
 }
 

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventId, toEvent } from '../representations/resources.js';
-import type { AttemptOutcome, DueDelivery } from '../store/records.js';
+import type { AttemptOutcome, AttemptRecorded, DueDelivery } from '../store/records.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import { type SendResult, sendWebhook } from './send-webhook.js';
 import { signingSecrets, webhookHeaders } from './signature.js';
@@ -33,7 +33,7 @@ export async function runAttempt(
   const result = await sendWebhook({ url: delivery.endpoint.url, headers, body }, { policy, timeoutMs, signal, agent });
   release(result.delivered);
   if (signal.aborted) return;
-  const outcome = outcomeOf(delivery, result, attemptedAt, context.retrySchedule);
+  const outcome = outcomeOf(delivery, result, attemptedAt, context);
   const recorded = await record(outcome, context);
   log.info(
     {
@@ -48,18 +48,30 @@ export async function runAttempt(
     },
     'webhook attempt',
   );
-  if (recorded) {
-    metrics.webhookDeliveries.inc({ outcome: outcome.status === 'pending' ? 'retried' : outcome.status });
-  }
+  if (recorded === false) return;
+  metrics.webhookDeliveries.inc({ outcome: outcome.status === 'pending' ? 'retried' : outcome.status });
+  if (recorded === true) return;
+  metrics.webhookEndpointsDisabled.inc({ reason: recorded });
+  log.warn({ endpointId: delivery.endpoint.id, reason: recorded }, 'webhook endpoint disabled');
 }
+
+/** A receiver that answers 410 Gone says the endpoint is no more: it is disabled at once. */
+const GONE = 410;
 
 function outcomeOf(
   delivery: DueDelivery,
   result: SendResult,
   attemptedAt: Date,
-  retrySchedule: readonly number[],
+  { retrySchedule, disableAfterMs }: DispatcherOptions,
 ): AttemptOutcome {
-  const ended = { delivery, attemptedAt, responseStatus: result.responseStatus, error: result.error };
+  const ended = {
+    delivery,
+    attemptedAt,
+    responseStatus: result.responseStatus,
+    error: result.error,
+    gone: result.responseStatus === GONE,
+    disableIfFailingSince: disableAfterMs === undefined ? undefined : new Date(attemptedAt.getTime() - disableAfterMs),
+  };
   if (result.delivered) return { ...ended, status: 'succeeded', nextAttemptAt: undefined };
   const delay = retrySchedule[delivery.attempt - 1];
   if (delay === undefined) return { ...ended, status: 'failed', nextAttemptAt: undefined };
@@ -71,7 +83,7 @@ function outcomeOf(
  * attempt that is sent but not recorded would be sent again once the lease ends. False when it was not
  * recorded: the claim was lost (the delivery was claimed again, or removed), or it ran out.
  */
-async function record(outcome: AttemptOutcome, context: AttemptContext): Promise<boolean> {
+async function record(outcome: AttemptOutcome, context: AttemptContext): Promise<AttemptRecorded> {
   const { deliveries, log, signal } = context;
   for (let wait = RECORD_RETRY_MS.first; ; wait = Math.min(2 * wait, RECORD_RETRY_MS.max)) {
     try {

@@ -5,11 +5,13 @@ import type { Store } from '../store/store.js';
 import { Dispatcher } from './dispatcher.js';
 import type { TargetPolicy } from './target-policy.js';
 
-/** How this app sends webhooks (WEBHOOK_TIMEOUT_MS, WEBHOOK_RETRY_SCHEDULE). */
+/** How this app sends webhooks (WEBHOOK_TIMEOUT_MS, WEBHOOK_RETRY_SCHEDULE, WEBHOOK_DISABLE_AFTER). */
 export interface DeliveryOptions {
   readonly timeoutMs: number;
   /** Delays before each retry, in ms. */
   readonly retrySchedule: readonly number[];
+  /** How long an endpoint fails before it is disabled, in ms; absent: never for failing (a 410 still does). */
+  readonly disableAfterMs?: number | undefined;
 }
 
 interface PluginOptions extends DeliveryOptions {
@@ -26,12 +28,13 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * of other processes are found by its poll. Every answer tells the dispatcher's pace that the API is busy.
  */
 export const webhookDelivery = fp(
-  async (app: FastifyInstance, { store, metrics, policy, timeoutMs, retrySchedule }: PluginOptions) => {
+  async (app: FastifyInstance, { store, metrics, policy, timeoutMs, retrySchedule, disableAfterMs }: PluginOptions) => {
     const dispatcher = new Dispatcher({
       deliveries: store.deliveries,
       policy,
       timeoutMs,
       retrySchedule,
+      disableAfterMs,
       log: app.log,
       metrics,
     });

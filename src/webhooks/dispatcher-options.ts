@@ -11,6 +11,8 @@ export interface DispatcherOptions {
   readonly timeoutMs: number;
   /** WEBHOOK_RETRY_SCHEDULE, in ms: the delay before each retry; a failure after the last one is final. */
   readonly retrySchedule: readonly number[];
+  /** WEBHOOK_DISABLE_AFTER, in ms: an endpoint failing that long is disabled; undefined: never for failing. */
+  readonly disableAfterMs: number | undefined;
   readonly log: FastifyBaseLogger;
   readonly metrics: Metrics;
 }

@@ -198,6 +198,23 @@ test('WEBHOOK_TIMEOUT_MS and WEBHOOK_RETRY_SCHEDULE: defaults, units, and errors
   }
 });
 
+test('WEBHOOK_DISABLE_AFTER: 5 days by default, a duration, or 0 for never', () => {
+  assert.equal(loadConfig({}).webhookDisableAfterMs, 5 * 86_400_000);
+  assert.equal(loadConfig({ WEBHOOK_DISABLE_AFTER: '12h' }).webhookDisableAfterMs, 12 * 3_600_000);
+  assert.equal(loadConfig({ WEBHOOK_DISABLE_AFTER: '0' }).webhookDisableAfterMs, undefined);
+  for (const bad of ['5', '0d', '1.5d', '366d', 'never', '5d,1h']) {
+    assert.throws(
+      () => loadConfig({ WEBHOOK_DISABLE_AFTER: bad }),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        error.message ===
+          'WEBHOOK_DISABLE_AFTER must be a duration from 1ms to 365d, a number and a unit (ms, s, m, h, d), ' +
+            `e.g. 5d, or 0 for never; got "${bad}"`,
+      bad,
+    );
+  }
+});
+
 test('WEBHOOK_ALLOW_PRIVATE_URLS: false by default, exactly true or false', () => {
   assert.equal(loadConfig({}).webhookAllowPrivateUrls, false);
   assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls, true);

@@ -8,8 +8,8 @@ import { startReceiver } from '../helpers/webhook-receiver.js';
 import { deliveryLog } from '../helpers/webhooks.js';
 
 /**
- * Endpoint health, black-box over HTTP: endpoints disabled by a change, and enabled again; what waited for
- * them is then sent.
+ * Endpoint health, black-box over HTTP: endpoints disabled by the service (410 Gone, failing for
+ * WEBHOOK_DISABLE_AFTER) or by a change, the event that tells of it, and endpoints enabled again.
  */
 
 /** One retry, a minute after the first attempt: a test sees a delivery wait. */
@@ -36,11 +36,104 @@ const logOf = (h: Harness, endpoint: number, count: number) =>
     return log.length >= count ? log : undefined;
   });
 
+/** Retries after 100 ms then 200 ms; failing never disables. */
+const FAST: HarnessOptions = {
+  webhooks: { allowPrivateUrls: true },
+  webhookDelivery: { timeoutMs: 1000, retrySchedule: [100, 200] },
+};
+
+/** The feed's webhook_endpoint.disabled events, once `count` are there (PostgreSQL shows them once ended). */
+const disabledEvents = (h: Harness, count: number) =>
+  eventually(`${count} webhook_endpoint.disabled events in the feed`, async () => {
+    const page = await h.call('GET', '/v1/events?type=webhook_endpoint.disabled');
+    assert.equal(page.status, 200, page.text);
+    return page.json.length >= count ? page.json : undefined;
+  });
+
+/** The sum of a counter over instances' /metrics (0 where it is absent). */
+async function counted(instances: Harness[], series: string): Promise<number> {
+  let sum = 0;
+  for (const instance of instances) {
+    const text = (await instance.call('GET', '/metrics')).text;
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    sum += Number(line?.split(' ')[1] ?? 0);
+  }
+  return sum;
+}
+
 const failingFirst =
   (times: number, status = 500): Answer =>
   (n) => ({ status: n < times ? status : 204 });
 
 function suite(backend: StoreBackend) {
+  test('a 410 disables an endpoint at once, on two instances once; enabled again, it gets what waited', async (t) => {
+    const h = await startHarness(t, backend, FAST);
+    const other = await h.startInstance();
+    const gone = await startReceiver(t, failingFirst(Number.POSITIVE_INFINITY, 410));
+    const watcher = await startReceiver(t);
+    const { id } = await register(h, gone.url);
+    const watching = await register(h, watcher.url, { events: ['webhook_endpoint.disabled'] });
+    await register(h, watcher.url);
+    // Both instances send: each may get a 410 before either records the disable.
+    await h.createPets(6);
+    const [event] = await disabledEvents(h, 1);
+    const shown = (await h.call('GET', `/v1/webhooks/${id}`)).json;
+    assert.deepEqual([shown.enabled, shown.disabledReason], [false, 'gone']);
+    assert.ok(Date.parse(shown.disabledAt) <= Date.now(), shown.disabledAt);
+    assert.deepEqual(event.data, shown, 'the event carries the endpoint as GET shows it');
+    await watcher.until((got) => got.some((r) => r.headers['webhook-id'] === event.id), 3000);
+    const sent = watcher.received.filter((r) => r.headers['webhook-id'] === event.id);
+    assert.deepEqual(JSON.parse(sent[0]?.body ?? ''), event, 'sent to the endpoint subscribed to it');
+    const log = await deliveryLog(h, watching.id);
+    assert.deepEqual(
+      log.map((entry) => entry.type),
+      ['webhook_endpoint.disabled'],
+      'not sent to endpoints on the default subscription',
+    );
+    assert.equal(await counted([h, other], 'petstore_webhook_endpoints_disabled_total{reason="gone"}'), 1);
+    const answered = gone.received.length;
+    assert.ok(answered < 6 * 3, `attempts stop once disabled (${answered})`);
+    // Retries were due within 300 ms: none is made while it is disabled.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(gone.received.length, answered, 'nothing is sent to a disabled endpoint');
+    assert.equal((await disabledEvents(h, 1)).length, 1, 'recorded once across both instances');
+
+    // What waited: the deliveries still pending (queued before the disable; later events are not sent).
+    const waited = new Set((await deliveryLog(h, id)).map((entry) => entry.eventId));
+    const receiving = await startReceiver(t);
+    await patch(h, id, { url: receiving.url });
+    const enabled = await patch(h, id, { enabled: true });
+    assert.deepEqual([enabled.enabled, enabled.disabledReason, enabled.disabledAt], [true, null, null]);
+    await receiving.until((got) => [...waited].every((e) => got.some((r) => r.headers['webhook-id'] === e)), 3000);
+    assert.equal(new Set(receiving.ids()).size, receiving.ids().length, 'each once');
+  });
+
+  test('failing for WEBHOOK_DISABLE_AFTER disables it; a success restarts the count', async (t) => {
+    // Attempts come about every 450 ms here (the dispatcher's poll, the endpoint's slot after failures).
+    const disableAfterMs = 1500;
+    const h = await startHarness(t, backend, {
+      webhooks: { allowPrivateUrls: true },
+      webhookDelivery: { timeoutMs: 1000, retrySchedule: Array(20).fill(100), disableAfterMs },
+    });
+    // Fails twice, succeeds once, then fails for good.
+    const receiver = await startReceiver(t, (n) => ({ status: n === 2 ? 204 : 503 }));
+    const { id } = await register(h, receiver.url);
+    await h.createPets(1);
+    await receiver.until((got) => got.length >= 3, 3000);
+    await h.createPets(1);
+    const [event] = await disabledEvents(h, 1);
+    const shown = (await h.call('GET', `/v1/webhooks/${id}`)).json;
+    assert.deepEqual([shown.enabled, shown.disabledReason], [false, 'failing']);
+    assert.deepEqual(event.data, shown);
+    const log = (await deliveryLog(h, id)).reverse();
+    const success = log.findIndex((entry) => entry.status === 'succeeded');
+    const since = Date.parse(log[success + 1].attemptedAt);
+    const last = Date.parse(log.at(-1).attemptedAt);
+    assert.ok(last - since >= disableAfterMs, `disabled after failing ${last - since} ms`);
+    assert.ok(last - since < disableAfterMs + 1000, `disabled once failing ${last - since} ms`);
+    assert.equal(await counted([h], 'petstore_webhook_endpoints_disabled_total{reason="failing"}'), 1);
+  });
+
   test('enabled again, an endpoint is sent at once what waited for it', async (t) => {
     const h = await startHarness(t, backend, ONE_LATE_RETRY);
     const receiver = await startReceiver(t, failingFirst(1));

@@ -21,6 +21,8 @@ function outcome(delivery: DueDelivery, overrides: Partial<AttemptOutcome> = {})
     error: undefined,
     attemptedAt: new Date(),
     nextAttemptAt: undefined,
+    gone: false,
+    disableIfFailingSince: undefined,
     ...overrides,
   };
 }

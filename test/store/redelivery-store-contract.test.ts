@@ -18,6 +18,8 @@ function outcome(delivery: DueDelivery, status: AttemptOutcome['status']): Attem
     error: failed ? 'answered 500' : undefined,
     attemptedAt: new Date(),
     nextAttemptAt: retry,
+    gone: false,
+    disableIfFailingSince: undefined,
   };
 }
 

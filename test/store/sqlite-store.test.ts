@@ -108,7 +108,13 @@ test('sqlite: the deliveries log, made anew without its foreign key, keeps its e
   t.after(() => store.close());
   const [delivery] = await claimEverything(store);
   assert.equal(delivery?.attempt, 3);
-  const outcome = { responseStatus: 204, error: undefined, nextAttemptAt: undefined };
+  const outcome = {
+    responseStatus: 204,
+    error: undefined,
+    nextAttemptAt: undefined,
+    gone: false,
+    disableIfFailingSince: undefined,
+  };
   assert.ok(await store.deliveries.finish({ ...outcome, delivery, status: 'succeeded', attemptedAt: new Date() }));
   assert.deepEqual(
     (await store.webhooks.attempts(1, { limit: 10 })).map((entry) => [entry.id, entry.attempt, entry.status]),

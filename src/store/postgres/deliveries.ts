@@ -1,4 +1,4 @@
-import type { AttemptOutcome, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
+import type { AttemptOutcome, AttemptRecorded, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
 import {
   type DueDeliveryRow,
   deliveryStatsQuery,
@@ -54,10 +54,14 @@ export const DELIVERY_QUERIES = {
       UPDATE webhook_deliveries SET status = $3, attempts = $4, next_attempt_at = $5, claimed_until = NULL
       WHERE id = $1 AND claimed_until = $2 AND status = 'pending'
       RETURNING id, endpoint_id, event_seq, triggered_by
+    ),
+    healed AS (
+      UPDATE webhook_endpoints w SET failing_since = NULL FROM moved m
+      WHERE w.id = m.endpoint_id AND $3 = 'succeeded' AND w.failing_since IS NOT NULL
     )
     INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
       error, attempted_at, next_attempt_at, triggered_by)
-    SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5, triggered_by FROM moved`,
+    SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5, triggered_by FROM moved RETURNING delivery_id`,
   stats: deliveryStatsQuery('w.enabled', UNQUEUED),
 };
 
@@ -68,7 +72,7 @@ export const DELIVERY_QUERIES = {
 export class PostgresDeliveryStore implements DeliveryStore {
   readonly #db: Database;
   readonly #fanOut: PostgresFanOut;
-  readonly #finishes: StatementBatch<AttemptOutcome, boolean, Set<number>>;
+  readonly #finishes: StatementBatch<AttemptOutcome, AttemptRecorded, AttemptRecorded[]>;
   /** The endpoint the last claim stopped at: the next starts after it. */
   #last = 0;
   /** The last claim took less than it could: the next one fans out first. */
@@ -78,7 +82,7 @@ export class PostgresDeliveryStore implements DeliveryStore {
   constructor(db: Database, fanOut: PostgresFanOut) {
     this.#db = db;
     this.#fanOut = fanOut;
-    this.#finishes = deliveryFinishBatch(db, (outcome) => this.#finishOne(outcome));
+    this.#finishes = deliveryFinishBatch(db, finishValues, DELIVERY_QUERIES.finish);
   }
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
@@ -106,24 +110,8 @@ export class PostgresDeliveryStore implements DeliveryStore {
   }
 
   /** Outcomes that arrive together are recorded in one statement and one commit (deliveryFinishBatch). */
-  finish(outcome: AttemptOutcome): Promise<boolean> {
+  finish(outcome: AttemptOutcome): Promise<AttemptRecorded> {
     return this.#finishes.run(outcome);
-  }
-
-  async #finishOne(outcome: AttemptOutcome): Promise<boolean> {
-    const { delivery } = outcome;
-    const logged = await this.#db.count('deliveries-finish', DELIVERY_QUERIES.finish, [
-      delivery.id,
-      delivery.claimedUntil,
-      outcome.status,
-      delivery.attempt,
-      outcome.nextAttemptAt ?? null,
-      delivery.event.type,
-      outcome.responseStatus ?? null,
-      outcome.error ?? null,
-      outcome.attemptedAt,
-    ]);
-    return logged === 1;
   }
 
   async stats(now: Date): Promise<DeliveryStats> {
@@ -136,6 +124,22 @@ export class PostgresDeliveryStore implements DeliveryStore {
     const oldestPendingSeconds = oldest === null ? 0 : Math.max(0, (now.getTime() - oldest.getTime()) / 1000);
     return { pending: row?.pending ?? 0, oldestPendingSeconds };
   }
+}
+
+/** DELIVERY_QUERIES.finish's parameters for one outcome. */
+function finishValues(outcome: AttemptOutcome): unknown[] {
+  const { delivery } = outcome;
+  return [
+    delivery.id,
+    delivery.claimedUntil,
+    outcome.status,
+    delivery.attempt,
+    outcome.nextAttemptAt ?? null,
+    delivery.event.type,
+    outcome.responseStatus ?? null,
+    outcome.error ?? null,
+    outcome.attemptedAt,
+  ];
 }
 
 /** Where a claim that took from `endpoints`, starting after `last`, stopped: the last of them in that turn. */

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { EventType } from '../../domain/event-types.js';
 import type { OrderRow, PetRow } from '../shared/rows.js';
+import type { EndpointEventRow } from '../shared/webhook-rows.js';
 
 /**
  * The outbox's write side on PostgreSQL. A statement that inserts pets records their events in the same
@@ -17,7 +18,7 @@ const INSERT_EVENTS = `INSERT INTO events (type, data, previous_status)
 
 export interface NewEvent {
   readonly type: EventType;
-  readonly row: PetRow | OrderRow<Date>;
+  readonly row: PetRow | OrderRow<Date> | EndpointEventRow<Date>;
   readonly previousStatus?: string;
 }
 

@@ -130,6 +130,11 @@ export interface DeliveryAttemptRow<D> {
 /** An endpoint's row as an event about it keeps it (the events table's `data`): every column but the secrets. */
 export type EndpointEventRow<D> = Omit<WebhookEndpointRow<D>, 'secret' | 'previous_secret'>;
 
+export function endpointEventRow<D>(row: WebhookEndpointRow<D>): EndpointEventRow<D> {
+  const { secret: _secret, previous_secret: _previous, ...shown } = row;
+  return shown;
+}
+
 /** The fields of an endpoint that anyone may see. */
 function shownFromRow<D>(row: EndpointEventRow<D>, toDate: ToDate<D>) {
   return {

@@ -1,9 +1,10 @@
 import type Database from 'better-sqlite3';
-import type { AttemptOutcome, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
+import type { AttemptOutcome, AttemptRecorded, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
 import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint } from '../shared/delivery-rows.js';
 import { FanOutCadence, QUEUE_PER_STEP } from '../shared/fan-out-reach.js';
 import { fromMilliseconds } from '../shared/rows.js';
 import type { DeliveryStore } from '../store.js';
+import type { SqliteEndpointHealth } from './endpoint-health.js';
 import { type SqliteFanOut, UNQUEUED } from './fan-out.js';
 import type { GroupCommit } from './group-commit.js';
 
@@ -58,13 +59,15 @@ export class SqliteDeliveryStore implements DeliveryStore {
   readonly #stats: Database.Statement<[], { pending: number; oldest: number | null }>;
   readonly #writes: GroupCommit;
   readonly #fanOut: SqliteFanOut;
+  readonly #health: SqliteEndpointHealth;
   /** The endpoint the last claim stopped at: the next starts after it. */
   #last = 0;
   readonly #cadence = new FanOutCadence();
 
-  constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut) {
+  constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut, health: SqliteEndpointHealth) {
     this.#writes = writes;
     this.#fanOut = fanOut;
+    this.#health = health;
     this.#enabled = db.prepare<[], number>(DELIVERY_QUERIES.enabled).pluck();
     this.#due = db.prepare(DELIVERY_QUERIES.due);
     this.#claim = db.prepare(DELIVERY_QUERIES.claim);
@@ -117,7 +120,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
     });
   }
 
-  finish(outcome: AttemptOutcome): Promise<boolean> {
+  finish(outcome: AttemptOutcome): Promise<AttemptRecorded> {
     const { delivery } = outcome;
     const params = {
       id: delivery.id,
@@ -135,7 +138,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
     return this.#writes.later(() => {
       if (this.#move.run(params).changes === 0) return false;
       this.#log.run(params);
-      return true;
+      return this.#health.recorded(outcome);
     }, RECORD_WITHIN_MS);
   }
 

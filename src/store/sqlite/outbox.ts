@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { EventType } from '../../domain/event-types.js';
 import type { OrderRow, PetRow } from '../shared/rows.js';
+import type { EndpointEventRow } from '../shared/webhook-rows.js';
 
 /**
  * The outbox's write side on SQLite: a write records its events with this, inside its own transaction, so
@@ -13,8 +14,12 @@ export class SqliteOutbox {
     this.#insert = db.prepare('INSERT INTO events (type, at, data, previous_status) VALUES (?, ?, ?, ?)');
   }
 
-  /** Records one event: the changed row as it is now, and the status it had before, for a status change. */
-  record(type: EventType, row: PetRow | OrderRow<number>, previousStatus: string | null = null): void {
+  /** Records one event: the changed row as it is now (no secrets), and the status it had before, for a status change. */
+  record(
+    type: EventType,
+    row: PetRow | OrderRow<number> | EndpointEventRow<number>,
+    previousStatus: string | null = null,
+  ): void {
     this.#insert.run(type, Date.now(), JSON.stringify(row), previousStatus);
   }
 }

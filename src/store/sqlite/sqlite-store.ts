@@ -14,6 +14,7 @@ import type {
 import { SqliteApiKeyStore } from './api-keys.js';
 import { changeTokenReader } from './change-token.js';
 import { SqliteDeliveryStore } from './deliveries.js';
+import { SqliteEndpointHealth } from './endpoint-health.js';
 import { SqliteEventStore } from './events.js';
 import { SqliteFanOut } from './fan-out.js';
 import { GroupCommit } from './group-commit.js';
@@ -59,7 +60,7 @@ export class SqliteStore implements Store {
     this.apiKeys = new SqliteApiKeyStore(db, this.#writes);
     const fanOut = new SqliteFanOut(db);
     this.webhooks = new SqliteWebhookStore(db, this.#writes, fanOut);
-    this.deliveries = new SqliteDeliveryStore(db, this.#writes, fanOut);
+    this.deliveries = new SqliteDeliveryStore(db, this.#writes, fanOut, new SqliteEndpointHealth(db, outbox));
     this.redeliveries = new SqliteRedeliveryStore(db, this.#writes);
     this.#stopWalChecks = shrinkSwollenWal(db);
   }
