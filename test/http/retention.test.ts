@@ -72,6 +72,7 @@ eachBackend((backend) => {
           status: 'failed',
           error: EXPIRED_DELIVERY_ERROR,
           attemptedAt: now.toISOString(),
+          trigger: 'event',
         },
       ]);
       const scrape = await later.inject({ method: 'GET', url: '/metrics' });

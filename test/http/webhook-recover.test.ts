@@ -70,9 +70,22 @@ eachBackend((backend) => {
       deliveredOnce(receiver, answered, secret, EVENTS);
       const ids = (await h.sql('SELECT seq FROM events ORDER BY seq')).map((row) => `evt_${Number(row.seq)}`);
       assert.deepEqual([...answered].sort(), [...ids].sort(), 'every event');
-      assert.deepEqual(answered, ids, 'oldest first');
       const log = await h.call('GET', `/v1/webhooks/${id}/deliveries?status=succeeded&limit=100`);
       assert.ok(log.json.every((entry: { trigger: string; attempt: number }) => entry.trigger === 'recover'));
+      // Sent oldest first: no attempt began before one of an older event. (They arrive as they are answered:
+      // once the endpoint answers again it gets several at once, which may overtake each other.)
+      const began = log.json
+        .map((entry: { attemptedAt: string; eventId: string }) => ({
+          at: Date.parse(entry.attemptedAt),
+          seq: Number(entry.eventId.slice('evt_'.length)),
+        }))
+        .sort((a: { at: number; seq: number }, b: { at: number; seq: number }) => a.at - b.at || a.seq - b.seq)
+        .map((entry: { seq: number }) => entry.seq);
+      assert.deepEqual(
+        began,
+        [...began].sort((a, b) => a - b),
+        'oldest first',
+      );
       assert.deepEqual((await recover(h, id, { since })).json, { queued: 0 }, 'twice: nothing again');
     });
 
