@@ -8,6 +8,7 @@ import { petRoutes } from './api/pets.js';
 import type { RouteOptions } from './api/route-options.js';
 import { webhookDeliveryRoutes } from './api/webhook-deliveries.js';
 import { webhookRedeliveryRoutes } from './api/webhook-redeliveries.js';
+import { webhookTestSendRoutes } from './api/webhook-test-send.js';
 import { webhookRoutes } from './api/webhooks.js';
 import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
@@ -137,6 +138,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookDeliveryRoutes, routes);
   const retentionDays = options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS;
   await app.register(webhookRedeliveryRoutes, { ...routes, eventRetentionDays: retentionDays });
+  await app.register(webhookTestSendRoutes, routes);
   if (options.webhookDelivery !== undefined) {
     await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
   }

@@ -24,6 +24,7 @@ export type {
 } from '../schemas/webhook.js';
 export type { DeliveryAttempt } from '../schemas/webhook-delivery.js';
 export type { RecoveryAccepted, ResendAccepted, WebhookRecovery } from '../schemas/webhook-redelivery.js';
+export type { TestSendAccepted, WebhookTestEvent } from '../schemas/webhook-test.js';
 export type { Page } from './page.js';
 export {
   type CallOptions,

@@ -8,6 +8,7 @@ import type {
   WebhookDeliveriesQuery as WebhookDeliveriesQuerySchema,
 } from '../schemas/webhook-delivery.js';
 import type { RecoveryAccepted, ResendAccepted, WebhookRecovery } from '../schemas/webhook-redelivery.js';
+import type { TestSendAccepted } from '../schemas/webhook-test.js';
 import { everyItem, nextCursor, type Page } from './page.js';
 import { type Call, Transport } from './transport.js';
 
@@ -179,6 +180,15 @@ export class PetstoreClient {
   ): Promise<RecoveryAccepted> {
     const path = `/v1/webhooks/${encodeURIComponent(webhookId)}/recover`;
     return this.#body<RecoveryAccepted>({ method: 'POST', path, body: window, unkeyed: true, signal });
+  }
+
+  /**
+   * `sendWebhookTest`: a signed `webhook.test` to the endpoint alone (in its deliveries log, never the feed);
+   * 404 when it is unknown. Not retried where the service may have acted: a repeat would send a second test.
+   */
+  sendWebhookTest(webhookId: number, { signal }: CallOptions = {}): Promise<TestSendAccepted> {
+    const path = `/v1/webhooks/${encodeURIComponent(webhookId)}/test`;
+    return this.#body<TestSendAccepted>({ method: 'POST', path, unkeyed: true, signal });
   }
 
   /**

@@ -15,3 +15,12 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const DEFAULT_SUBSCRIPTION: readonly EventType[] = EVENT_TYPES.filter(
   (type) => type !== 'webhook_endpoint.disabled',
 );
+
+/**
+ * A test send's event type (docs/decisions.md, "Webhook operations"): delivered to the one endpoint asked
+ * for, never on the feed or the stream. Not an EventType, so no endpoint subscribes to it and the feed
+ * cannot be filtered by it.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';
+/** The type of what a webhook delivery carries: an event of the feed, or a test send. */
+export type SentEventType = EventType | typeof TEST_EVENT_TYPE;

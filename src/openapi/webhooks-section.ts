@@ -1,5 +1,7 @@
 import type { OpenAPIV3_2 } from '@fastify/swagger';
+import { TEST_EVENT_TYPE } from '../domain/event-types.js';
 import { EVENT_SCHEMAS } from '../schemas/event.js';
+import { WebhookTestEvent } from '../schemas/webhook-test.js';
 
 /** The section's type, as @fastify/swagger declares it. */
 type Webhooks = NonNullable<OpenAPIV3_2.Document['webhooks']>;
@@ -31,29 +33,40 @@ const SIGNATURE_HEADERS: NonNullable<OpenAPIV3_2.PathItemObject['parameters']> =
   },
 ];
 
+/** How every delivery is answered and retried, whatever its type. */
+const RETRIES =
+  'A 2xx answer within `WEBHOOK_TIMEOUT_MS` (default 10 s) is success; anything else (another status, a ' +
+  'time-out, a refused connection, a redirect) is retried after the delays of `WEBHOOK_RETRY_SCHEDULE` ' +
+  '(default 5s, 5m, 30m, 2h, 5h, 10h, 10h), then the delivery is `failed`.';
+
 const DELIVERY =
-  'Sent to every enabled webhook endpoint subscribed to this type, signed per Standard Webhooks. A 2xx ' +
-  'answer within `WEBHOOK_TIMEOUT_MS` (default 10 s) is success; anything else (another status, a time-out, ' +
-  'a refused connection, a redirect) is retried after the delays of `WEBHOOK_RETRY_SCHEDULE` (default 5s, ' +
-  '5m, 30m, 2h, 5h, 10h, 10h), then the delivery is `failed`. At least once, normally exactly once; order ' +
-  'across events is not guaranteed: order by the feed.';
+  `Sent to every enabled webhook endpoint subscribed to this type, signed per Standard Webhooks. ${RETRIES} ` +
+  'At least once, normally exactly once; order across events is not guaranteed: order by the feed.';
+
+const TEST_DELIVERY =
+  'Sent to the one endpoint named by `POST /v1/webhooks/{webhookId}/test`, whatever its subscription, signed ' +
+  `per Standard Webhooks; never on the feed or the stream. ${RETRIES}`;
 
 /** TypeBox keeps a schema's annotations but does not type them. */
 const annotations = (schema: unknown) => schema as { $id: string; description: string };
 
 /**
  * The OpenAPI 3.1 `webhooks` section: one entry per event type, the request the service sends to a
- * subscribed endpoint. The bodies refer to the same schemas the feed uses.
+ * subscribed endpoint, and the test send's. The bodies refer to the same schemas the feed uses.
  */
 export function webhooksSection(): Webhooks {
+  const sent: [string, unknown, string][] = [
+    ...Object.entries(EVENT_SCHEMAS).map(([type, schema]): [string, unknown, string] => [type, schema, DELIVERY]),
+    [TEST_EVENT_TYPE, WebhookTestEvent, TEST_DELIVERY],
+  ];
   return Object.fromEntries(
-    Object.entries(EVENT_SCHEMAS).map(([type, schema]): [string, OpenAPIV3_2.PathItemObject] => [
+    sent.map(([type, schema, description]): [string, OpenAPIV3_2.PathItemObject] => [
       type,
       {
         post: {
           operationId: `${type.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase())}Webhook`,
           summary: annotations(schema).description,
-          description: DELIVERY,
+          description,
           tags: ['webhooks'],
           security: [],
           parameters: SIGNATURE_HEADERS,

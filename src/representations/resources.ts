@@ -1,9 +1,11 @@
+import { TEST_EVENT_TYPE } from '../domain/event-types.js';
 import { isComplete } from '../domain/order-status.js';
 import type { Event } from '../schemas/event.js';
 import type { Order } from '../schemas/order.js';
 import type { Pet } from '../schemas/pet.js';
 import type { WebhookEndpoint } from '../schemas/webhook.js';
-import type { EventRecord, OrderRecord, PetRecord } from '../store/records.js';
+import type { SentEvent } from '../schemas/webhook-test.js';
+import type { EventRecord, OrderRecord, PetRecord, SentEventRecord } from '../store/records.js';
 import type { WebhookEndpointSnapshot } from '../store/webhook-endpoint-records.js';
 
 /**
@@ -62,4 +64,11 @@ export function toEvent(record: EventRecord): Event {
     case 'webhook_endpoint.disabled':
       return { id, type: record.type, timestamp, data: toEndpointView(record.endpoint) };
   }
+}
+
+/** A webhook delivery's body: the event as the feed shows it, or a test send's. */
+export function toSentEvent(record: SentEventRecord): SentEvent {
+  if (record.type !== TEST_EVENT_TYPE) return toEvent(record);
+  const timestamp = record.at.toISOString();
+  return { id: eventId(record.seq), type: record.type, timestamp, data: { webhookId: record.webhookId } };
 }

@@ -20,6 +20,7 @@ import {
 } from './webhook.js';
 import { DeliveryAttempt, DeliveryStatus, DeliveryTrigger } from './webhook-delivery.js';
 import { RecoveryAccepted, ResendAccepted, WebhookRecovery, WebhookResend } from './webhook-redelivery.js';
+import { TestSendAccepted, WebhookTestEvent } from './webhook-test.js';
 
 /** Schemas registered once: validation, serialisation and `components.schemas` of the OpenAPI document. */
 export const SHARED_SCHEMAS = [
@@ -51,4 +52,6 @@ export const SHARED_SCHEMAS = [
   ResendAccepted,
   WebhookRecovery,
   RecoveryAccepted,
+  WebhookTestEvent,
+  TestSendAccepted,
 ];

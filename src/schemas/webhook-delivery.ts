@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { DELIVERY_STATUSES, type DeliveryStatus as DeliveryStatusName } from '../domain/delivery-status.js';
 import { DELIVERY_TRIGGERS, type DeliveryTrigger as DeliveryTriggerName } from '../domain/delivery-trigger.js';
-import type { EventType } from '../domain/event-types.js';
+import { EVENT_TYPES, type SentEventType, TEST_EVENT_TYPE } from '../domain/event-types.js';
 import { PATTERN_MESSAGE } from './keywords.js';
 import { PageLimit } from './page.js';
 import { filterParameter } from './query.js';
@@ -32,13 +32,17 @@ export const DeliveryTrigger = Type.Unsafe<DeliveryTriggerName>({
   enum: [...DELIVERY_TRIGGERS],
   description:
     'Why the delivery was sent: `event`, its event was recorded; `resend`, `POST /webhooks/{webhookId}/resend`; ' +
-    '`recover`, `POST /webhooks/{webhookId}/recover`; `test`, a test send.',
+    '`recover`, `POST /webhooks/{webhookId}/recover`; `test`, `POST /webhooks/{webhookId}/test`.',
 });
 
 export const DeliveryAttempt = Type.Object(
   {
     eventId: Type.String({ description: 'The event sent: its `id` in the feed, and the `webhook-id` header.' }),
-    type: Type.Unsafe<EventType>({ $ref: 'EventType' }),
+    type: Type.Unsafe<SentEventType>({
+      type: 'string',
+      enum: [...EVENT_TYPES, TEST_EVENT_TYPE],
+      description: "The event's type; `webhook.test` for a test send (`POST /webhooks/{webhookId}/test`).",
+    }),
     attempt: Type.Integer({
       minimum: 1,
       description: '1 for the first try of the delivery; a resend or a recovery starts again at 1.',

@@ -3,7 +3,7 @@ import type { DeliveryStatus } from '../domain/delivery-status.js';
 import type { DeliveryTrigger } from '../domain/delivery-trigger.js';
 import type { DisabledReason } from '../domain/disabled-reason.js';
 import type { EventPosition } from '../domain/event-position.js';
-import type { EventType } from '../domain/event-types.js';
+import type { EventType, SentEventType, TEST_EVENT_TYPE } from '../domain/event-types.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { PetStatus } from '../domain/pet-status.js';
 import type { SigningSecrets, WebhookEndpointSnapshot } from './webhook-endpoint-records.js';
@@ -100,6 +100,17 @@ export type EventRecord = Change & {
   readonly at: Date;
 };
 
+/** A test send's event (RedeliveryStore.sendTest): in its endpoint's deliveries only, never on the feed. */
+interface TestEventRecord {
+  readonly type: typeof TEST_EVENT_TYPE;
+  readonly webhookId: number;
+  readonly seq: number;
+  readonly at: Date;
+}
+
+/** What a delivery carries: an event of the feed, or a test send's. */
+export type SentEventRecord = EventRecord | TestEventRecord;
+
 export interface EventQuery {
   /** Events after this position; from the oldest kept when undefined. */
   readonly after: EventPosition | undefined;
@@ -144,7 +155,7 @@ export interface DueDelivery {
   /** The claim: the delivery is ours until then, and finish() records only while it still is. */
   readonly claimedUntil: Date;
   readonly endpoint: { readonly id: number; readonly url: string } & SigningSecrets;
-  readonly event: EventRecord;
+  readonly event: SentEventRecord;
 }
 
 /** How one attempt ended, and where the delivery stands after it. */
@@ -180,7 +191,7 @@ export interface DeliveryStats {
 export interface DeliveryAttemptRecord {
   readonly id: number;
   readonly eventSeq: number;
-  readonly type: EventType;
+  readonly type: SentEventType;
   /** 1 for the first try. */
   readonly attempt: number;
   readonly status: DeliveryStatus;

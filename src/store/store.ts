@@ -25,7 +25,7 @@ import type {
   PlaceOrderResult,
   PurgeResult,
 } from './records.js';
-import type { RecoverQuery, ResendQuery, ResendResult } from './redelivery-records.js';
+import type { RecoverQuery, ResendQuery, ResendResult, TestSendQuery } from './redelivery-records.js';
 import type {
   NewWebhookEndpointRecord,
   SecretRotation,
@@ -199,6 +199,12 @@ export interface RedeliveryStore {
    * Returns how many it queued: a delivery queued by another call at once is counted by that one only.
    */
   recover(query: RecoverQuery): Promise<number>;
+  /**
+   * Records a test event (`webhook.test`, data: the endpoint's id) and queues its delivery to the endpoint
+   * alone, due at `now`, in one write: never on the feed, its head or its stream (docs/decisions.md). The
+   * test event's seq; undefined when the endpoint does not exist.
+   */
+  sendTest(query: TestSendQuery): Promise<number | undefined>;
 }
 
 export interface PoolStats {

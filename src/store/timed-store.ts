@@ -70,6 +70,7 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
     redeliveries: {
       resend: timed('redeliveries.resend', (query) => redeliveries.resend(query), observe),
       recover: timed('redeliveries.recover', (query) => redeliveries.recover(query), observe),
+      sendTest: timed('redeliveries.sendTest', (query) => redeliveries.sendTest(query), observe),
     },
     purgeExpiredIdempotencyKeys: timed('idempotency.purge', (now) => store.purgeExpiredIdempotencyKeys(now), observe),
     secret: (name) => store.secret(name),

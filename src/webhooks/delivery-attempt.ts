@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventId, toEvent } from '../representations/resources.js';
+import { eventId, toSentEvent } from '../representations/resources.js';
 import type { AttemptOutcome, AttemptRecorded, DueDelivery } from '../store/records.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import { type SendResult, sendWebhook } from './send-webhook.js';
@@ -28,7 +28,7 @@ export async function runAttempt(
   const { timeoutMs, policy, log, metrics, signal, agent } = context;
   const attemptedAt = new Date();
   const id = eventId(delivery.event.seq);
-  const body = JSON.stringify(toEvent(delivery.event));
+  const body = JSON.stringify(toSentEvent(delivery.event));
   const headers = webhookHeaders(signingSecrets(delivery.endpoint, attemptedAt), id, attemptedAt, body);
   const result = await sendWebhook({ url: delivery.endpoint.url, headers, body }, { policy, timeoutMs, signal, agent });
   release(result.delivered);

@@ -298,6 +298,18 @@ eachBackend((backend) => {
       const late = await failure(client.recoverWebhookDeliveries(id, { since, until: '2020-01-01T00:00:00Z' }));
       assert.deepEqual([late.status, late.code], [400, 'invalid_request']);
     });
+
+    test('sendWebhookTest: 202 with the test event id, logged as a test; 404 for an unknown endpoint', async (t) => {
+      const h = await startWebhookHarness(t, backend);
+      const client = clientFor(h);
+      const { id } = await createEndpoint(h);
+      const { eventId } = await client.sendWebhookTest(id);
+      assert.match(eventId, /^evt_[1-9][0-9]*$/);
+      assert.notEqual((await client.sendWebhookTest(id)).eventId, eventId, 'each test is its own event');
+      const unknown = await failure(client.sendWebhookTest(id + 1));
+      assert.deepEqual([unknown.status, unknown.code], [404, 'not_found']);
+      assert.deepEqual((await client.listEvents()).items, [], 'not on the feed');
+    });
   });
 });
 

@@ -23,7 +23,7 @@ function brokenStore(real: Store): Store {
     events: { list: fail, head: fail, purge: fail, watch: () => () => undefined },
     webhooks: { create: fail, get: fail, list: fail, update: fail, rotateSecret: fail, remove: fail, attempts: fail },
     deliveries: { claim: fail, finish: fail, stats: fail },
-    redeliveries: { resend: fail, recover: fail },
+    redeliveries: { resend: fail, recover: fail, sendTest: fail },
     purgeExpiredIdempotencyKeys: fail,
     ping: fail,
     changeToken: () => real.changeToken(),

@@ -407,6 +407,7 @@ eachBackend((backend) => {
         'order.placed',
         'order.status_changed',
         'webhook_endpoint.disabled',
+        'webhook.test',
       ]);
       for (const event of feed.json) {
         const post = doc.webhooks[event.type].post;

@@ -2,7 +2,7 @@ import type { PostgresDatabaseConfig } from '../../config/database-url.js';
 import { EXPIRED_DELIVERY_ERROR } from '../../domain/delivery-status.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
 import type { EventPage, EventQuery, PurgeResult } from '../records.js';
-import { type EventRow, eventFromRow } from '../shared/event-rows.js';
+import { type EventRow, eventFromRow, ON_FEED } from '../shared/event-rows.js';
 import { pollHead } from '../shared/head-poll.js';
 import { PURGE_BATCH, type PurgeBatch, purgeInBatches } from '../shared/retention-batches.js';
 import { asDate } from '../shared/rows.js';
@@ -20,9 +20,10 @@ const COLUMNS = 'seq, tx::text::bigint AS tx, type, at, data, previous_status';
 const AFTER = '(tx, seq) > ($1::text::xid8, $2)';
 
 const QUERIES = {
-  page: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} ORDER BY tx, seq LIMIT $3`,
+  page: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} AND ${ON_FEED} ORDER BY tx, seq LIMIT $3`,
   pageOfType: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} AND type = $4 ORDER BY tx, seq LIMIT $3`,
-  newest: `SELECT tx::text::bigint AS tx, seq FROM events WHERE ${ENDED} ORDER BY tx DESC, seq DESC LIMIT 1`,
+  newest: `SELECT tx::text::bigint AS tx, seq FROM events WHERE ${ENDED} AND ${ON_FEED}
+    ORDER BY tx DESC, seq DESC LIMIT 1`,
   purged: 'SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention',
   /**
    * One write of retention: the oldest $2 events recorded before $1 (`e`) go, with their deliveries (ON
@@ -30,8 +31,9 @@ const QUERIES = {
    * queueing their deliveries, holds (the next purge takes them), so no two purges judge one event. Each of
    * their deliveries still pending gets a `failed` entry in the log, made at $3 with the error $4: those
    * queued (locked, so one an attempt is recording now is judged on its outcome; numbered after their last
-   * attempt), and those owed to an enabled endpoint not fanned out to them yet (fan-out.ts). Then the log's
-   * oldest $2 entries of attempts made before $1 go.
+   * attempt), and those owed to an enabled endpoint not fanned out to them yet (fan-out.ts). The marker
+   * moves to the newest of them on the feed (ON_FEED). Then the log's oldest $2 entries of attempts made
+   * before $1 go.
    */
   purge: `WITH e AS (
       SELECT tx, seq, type FROM events WHERE at < $1 AND ${ENDED} ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED
@@ -53,8 +55,8 @@ const QUERIES = {
       FROM (SELECT * FROM pending UNION ALL SELECT * FROM owed) x ORDER BY endpoint_id, seq
       RETURNING 1
     ),
-    gone AS (DELETE FROM events WHERE seq IN (SELECT seq FROM e) RETURNING tx::text::bigint AS tx, seq),
-    newest AS (SELECT tx, seq FROM gone ORDER BY tx DESC, seq DESC LIMIT 1),
+    gone AS (DELETE FROM events WHERE seq IN (SELECT seq FROM e) RETURNING tx::text::bigint AS tx, seq, type),
+    newest AS (SELECT tx, seq FROM gone WHERE ${ON_FEED} ORDER BY tx DESC, seq DESC LIMIT 1),
     marked AS (UPDATE event_retention SET purged_tx = newest.tx, purged_seq = newest.seq FROM newest
       WHERE (newest.tx, newest.seq) > (purged_tx, purged_seq)),
     log AS (DELETE FROM webhook_attempts WHERE id IN

@@ -1,4 +1,5 @@
-import type { RecoverQuery, ResendQuery, ResendResult } from '../redelivery-records.js';
+import { TEST_EVENT_TYPE } from '../../domain/event-types.js';
+import type { RecoverQuery, ResendQuery, ResendResult, TestSendQuery } from '../redelivery-records.js';
 import {
   failedInWindow,
   RECOVER_PER_WRITE,
@@ -48,6 +49,20 @@ const QUERIES = {
       RETURNING d.id
     )
     SELECT (SELECT count(*) FROM moved)::int AS queued, (SELECT max(event_seq) FROM candidates) AS last`,
+  /**
+   * One statement: the endpoint, locked FOR KEY SHARE so it is not deleted meanwhile (a delete waits; one
+   * that committed first leaves no row, and nothing is recorded), the test event and its delivery.
+   */
+  test: `WITH w AS (SELECT id FROM webhook_endpoints WHERE id = $1 FOR KEY SHARE),
+    e AS (
+      INSERT INTO events (type, at, data)
+      SELECT '${TEST_EVENT_TYPE}', $2, json_build_object('webhook_id', id)::text FROM w RETURNING seq
+    ),
+    d AS (
+      INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, triggered_by)
+      SELECT seq, $1, 'pending', $2, 'test' FROM e
+    )
+    SELECT seq FROM e`,
 };
 
 /** Redeliveries on PostgreSQL: a resend is one statement, a recovery one statement per step. */
@@ -75,5 +90,10 @@ export class PostgresRedeliveryStore implements RedeliveryStore {
       );
       return row ?? { queued: 0, last: null };
     });
+  }
+
+  async sendTest({ endpointId, now }: TestSendQuery): Promise<number | undefined> {
+    const [row] = await this.#db.rows<{ seq: number }>('redeliveries-test', QUERIES.test, [endpointId, now]);
+    return row?.seq;
   }
 }

@@ -1,5 +1,5 @@
 import type { DueDelivery } from '../records.js';
-import { type EventRow, eventFromRow } from './event-rows.js';
+import { type SentEventRow, sentEventFromRow } from './event-rows.js';
 import type { ToDate } from './rows.js';
 import { type SecretsRow, secretsFromRow } from './webhook-rows.js';
 
@@ -51,7 +51,7 @@ export function deliveryStatsQuery(enabled: string, unqueued: UnqueuedSql): stri
 }
 
 /** A claimed delivery's row: the delivery, its endpoint and its event (in the events table's columns). */
-export interface DueDeliveryRow<D> extends EventRow<D>, SecretsRow<D> {
+export interface DueDeliveryRow<D> extends SentEventRow<D>, SecretsRow<D> {
   delivery_id: number;
   attempts: number;
   endpoint_id: number;
@@ -64,7 +64,7 @@ export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate
     attempt: row.attempts + 1,
     claimedUntil,
     endpoint: { id: row.endpoint_id, url: row.url, ...secretsFromRow(row, toDate) },
-    event: eventFromRow(row, toDate),
+    event: sentEventFromRow(row, toDate),
   };
 }
 

@@ -1,9 +1,15 @@
-import type { EventType } from '../../domain/event-types.js';
+import { type EventType, type SentEventType, TEST_EVENT_TYPE } from '../../domain/event-types.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import type { PetStatus } from '../../domain/pet-status.js';
-import type { EventRecord } from '../records.js';
+import type { EventRecord, SentEventRecord } from '../records.js';
 import { type OrderRow, orderFromRow, type PetRow, petFromRow, type ToDate } from './rows.js';
 import { type EndpointEventRow, snapshotFromRow } from './webhook-rows.js';
+
+/**
+ * An event of the feed, not a test send's: the feed's pages, its head and retention's marker (a cursor
+ * before it would skip events) read only these; the test events are there for their deliveries alone.
+ */
+export const ON_FEED = `type <> '${TEST_EVENT_TYPE}'`;
 
 /** The events table's columns, as both backends select them (tx as a number: 0 on SQLite). */
 export interface EventRow<D> {
@@ -39,4 +45,13 @@ export function eventFromRow<D>(row: EventRow<D>, toDate: ToDate<D>): EventRecor
     case 'webhook_endpoint.disabled':
       return { ...base, type: row.type, endpoint: snapshotFromRow(data, dataDate) };
   }
+}
+
+/** A row a claim reads with its delivery: an event's, or a test send's (its data: `{"webhook_id"}`). */
+export type SentEventRow<D> = Omit<EventRow<D>, 'type'> & { type: SentEventType };
+
+export function sentEventFromRow<D>(row: SentEventRow<D>, toDate: ToDate<D>): SentEventRecord {
+  if (row.type !== TEST_EVENT_TYPE) return eventFromRow({ ...row, type: row.type }, toDate);
+  const data = JSON.parse(row.data) as { webhook_id: number };
+  return { type: row.type, webhookId: data.webhook_id, seq: row.seq, at: toDate(row.at) };
 }

@@ -1,4 +1,4 @@
-import type { EventType } from '../../domain/event-types.js';
+import type { SentEventType } from '../../domain/event-types.js';
 import type { ResendResult } from '../redelivery-records.js';
 
 /**
@@ -9,7 +9,7 @@ import type { ResendResult } from '../redelivery-records.js';
  */
 export interface ResendFacts {
   readonly endpoint: number | null;
-  readonly type: EventType | null;
+  readonly type: SentEventType | null;
   readonly subscribed: boolean | number | null;
   readonly owed: boolean | number | null;
 }

@@ -1,7 +1,7 @@
 import type { DeliveryStatus } from '../../domain/delivery-status.js';
 import type { DeliveryTrigger } from '../../domain/delivery-trigger.js';
 import type { DisabledReason } from '../../domain/disabled-reason.js';
-import type { EventType } from '../../domain/event-types.js';
+import type { EventType, SentEventType } from '../../domain/event-types.js';
 import type { AttemptQuery, DeliveryAttemptRecord } from '../records.js';
 import type {
   SigningSecrets,
@@ -117,7 +117,7 @@ export interface WebhookEndpointRow<D> extends SecretsRow<D> {
 export interface DeliveryAttemptRow<D> {
   id: number;
   event_seq: number;
-  type: EventType;
+  type: SentEventType;
   attempt: number;
   status: DeliveryStatus;
   response_status: number | null;

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { EXPIRED_DELIVERY_ERROR } from '../../domain/delivery-status.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
 import type { EventPage, EventQuery, PurgeResult } from '../records.js';
-import { type EventRow, eventFromRow } from '../shared/event-rows.js';
+import { type EventRow, eventFromRow, ON_FEED } from '../shared/event-rows.js';
 import { pollHead } from '../shared/head-poll.js';
 import { PURGE_BATCH, purgeInBatches } from '../shared/retention-batches.js';
 import { fromMilliseconds } from '../shared/rows.js';
@@ -30,7 +30,8 @@ const PURGE_QUERIES = {
     FROM webhook_endpoints w JOIN e ON e.seq > w.fanned_seq AND ${SUBSCRIBED}
     WHERE w.enabled = 1 AND w.fanned_seq < (SELECT max(seq) FROM e)
     ORDER BY 2, 3`,
-  remove: `DELETE FROM events WHERE seq IN (SELECT seq FROM (${BATCH})) RETURNING seq`,
+  remove: `DELETE FROM events WHERE seq IN (SELECT seq FROM (${BATCH})) RETURNING seq, ${ON_FEED} AS on_feed`,
+  // To the newest removed of the feed (ON_FEED): a cursor is never at a test event.
   markPurged: 'UPDATE event_retention SET purged_seq = max(purged_seq, ?)',
   removeLog: `DELETE FROM webhook_attempts WHERE id IN
     (SELECT id FROM webhook_attempts WHERE attempted_at < @before ORDER BY attempted_at LIMIT @limit)`,
@@ -55,19 +56,20 @@ interface PurgeParams {
 export class SqliteEventStore implements EventStore {
   readonly #page: Database.Statement<[number, number], EventRow<number>>;
   readonly #pageOfType: Database.Statement<[string, number, number], EventRow<number>>;
-  readonly #newest: Database.Statement<[], number | null>;
+  readonly #newest: Database.Statement<[], number>;
   readonly #purged: Database.Statement<[], { tx: number; seq: number }>;
   readonly #expire: Database.Statement<[PurgeParams]>;
-  readonly #remove: Database.Statement<[PurgeParams], { seq: number }>;
+  readonly #remove: Database.Statement<[PurgeParams], { seq: number; on_feed: number }>;
   readonly #markPurged: Database.Statement<[number]>;
   readonly #removeLog: Database.Statement<[PurgeParams]>;
   readonly #writes: GroupCommit;
 
   constructor(db: Database.Database, writes: GroupCommit) {
     this.#writes = writes;
-    this.#page = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`);
+    this.#page = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq > ? AND ${ON_FEED} ORDER BY seq LIMIT ?`);
     this.#pageOfType = db.prepare(`SELECT ${COLUMNS} FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?`);
-    this.#newest = db.prepare<[], number | null>('SELECT max(seq) FROM events').pluck();
+    // Backwards by seq to the first of the feed: max(seq) with a condition would read every row.
+    this.#newest = db.prepare<[], number>(`SELECT seq FROM events WHERE ${ON_FEED} ORDER BY seq DESC LIMIT 1`).pluck();
     this.#purged = db.prepare('SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention');
     this.#expire = db.prepare(PURGE_QUERIES.expire);
     this.#remove = db.prepare(PURGE_QUERIES.remove);
@@ -98,7 +100,7 @@ export class SqliteEventStore implements EventStore {
         // Before the events go: their deliveries go with them (ON DELETE CASCADE), the log entries stay.
         const expired = this.#expire.run(params).changes;
         const gone = this.#remove.all(params);
-        const newest = Math.max(0, ...gone.map((row) => row.seq));
+        const newest = Math.max(0, ...gone.filter((row) => row.on_feed).map((row) => row.seq));
         if (newest > 0) this.#markPurged.run(newest);
         return { events: gone.length, expired, logEntries: this.#removeLog.run(params).changes };
       }),

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { RecoverQuery, ResendQuery, ResendResult } from '../redelivery-records.js';
+import { TEST_EVENT_TYPE } from '../../domain/event-types.js';
+import type { RecoverQuery, ResendQuery, ResendResult, TestSendQuery } from '../redelivery-records.js';
 import {
   failedInWindow,
   RECOVER_PER_WRITE,
@@ -27,6 +28,11 @@ const QUERIES = {
       limit: '@limit',
     })}))
     RETURNING event_seq`,
+  testEvent: `INSERT INTO events (type, at, data)
+    SELECT '${TEST_EVENT_TYPE}', @now, json_object('webhook_id', id) FROM webhook_endpoints WHERE id = @endpoint
+    RETURNING seq`,
+  testDelivery: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, triggered_by)
+    VALUES (@seq, @endpoint, 'pending', @now, 'test')`,
 };
 
 /** Redeliveries on SQLite: each resend, and each step of a recovery, is one write of the group commit. */
@@ -35,12 +41,16 @@ export class SqliteRedeliveryStore implements RedeliveryStore {
   readonly #facts: Database.Statement<[{ endpoint: number; seq: number }], ResendFacts>;
   readonly #resend: Database.Statement<[{ endpoint: number; seq: number; now: number }]>;
   readonly #recover: Database.Statement<[Record<string, number>], number>;
+  readonly #testEvent: Database.Statement<[{ endpoint: number; now: number }], number>;
+  readonly #testDelivery: Database.Statement<[{ endpoint: number; seq: number; now: number }]>;
 
   constructor(db: Database.Database, writes: GroupCommit) {
     this.#writes = writes;
     this.#facts = db.prepare(QUERIES.facts);
     this.#resend = db.prepare(QUERIES.resend);
     this.#recover = db.prepare<[Record<string, number>], number>(QUERIES.recover).pluck();
+    this.#testEvent = db.prepare<[{ endpoint: number; now: number }], number>(QUERIES.testEvent).pluck();
+    this.#testDelivery = db.prepare(QUERIES.testDelivery);
   }
 
   resend({ endpointId: endpoint, eventSeq: seq, now }: ResendQuery): Promise<ResendResult> {
@@ -60,5 +70,14 @@ export class SqliteRedeliveryStore implements RedeliveryStore {
         return { queued: queued.length, last: queued.length === 0 ? null : Math.max(...queued) };
       }),
     );
+  }
+
+  sendTest({ endpointId: endpoint, now }: TestSendQuery): Promise<number | undefined> {
+    const at = now.getTime();
+    return this.#writes.run(() => {
+      const seq = this.#testEvent.get({ endpoint, now: at });
+      if (seq !== undefined) this.#testDelivery.run({ endpoint, seq, now: at });
+      return seq;
+    });
   }
 }
