@@ -168,6 +168,8 @@ export interface AttemptOutcome {
   readonly attemptedAt: Date;
   /** When the next attempt is due, for `pending`. */
   readonly nextAttemptAt: Date | undefined;
+  /** The endpoint asked for no attempt before this (Retry-After): none of its deliveries is claimed until then. */
+  readonly pausedUntil: Date | undefined;
   /** The endpoint answered 410 Gone: it is disabled as the attempt is recorded. */
   readonly gone: boolean;
   /**

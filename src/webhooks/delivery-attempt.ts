@@ -69,6 +69,7 @@ function outcomeOf(
     attemptedAt,
     responseStatus: result.responseStatus,
     error: result.error,
+    pausedUntil: undefined,
     gone: result.responseStatus === GONE,
     disableIfFailingSince: disableAfterMs === undefined ? undefined : new Date(attemptedAt.getTime() - disableAfterMs),
   };

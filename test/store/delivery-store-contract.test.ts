@@ -21,6 +21,7 @@ function outcome(delivery: DueDelivery, overrides: Partial<AttemptOutcome> = {})
     error: undefined,
     attemptedAt: new Date(),
     nextAttemptAt: undefined,
+    pausedUntil: undefined,
     gone: false,
     disableIfFailingSince: undefined,
     ...overrides,
@@ -36,6 +37,16 @@ const pets = async (store: Store, count: number) => {
   for (let i = 0; i < count; i++) await store.pets.create({ name: `p${i}`, categoryId: 1, status: 'available' });
 };
 
+/** Endpoints a and b, `count` pets, and a first claim (at `now`) of two deliveries of each endpoint. */
+async function twoOfEach(store: Store, count: number) {
+  const a = await endpoint(store, 'https://a.example.com/');
+  const b = await endpoint(store, 'https://b.example.com/');
+  await pets(store, count);
+  const now = later();
+  const first = await store.deliveries.claim(claimQuery(now, { freeOtherwise: 2 }));
+  return { a, b, now, first };
+}
+
 eachBackend((backend) => {
   describe(`delivery store contract [${backend.name}]`, () => {
     async function fresh(t: TestContext) {
@@ -46,11 +57,7 @@ eachBackend((backend) => {
 
     test('claim: due deliveries with what the attempt needs, once, within the bounds asked', async (t) => {
       const store = await fresh(t);
-      const a = await endpoint(store, 'https://a.example.com/');
-      const b = await endpoint(store, 'https://b.example.com/');
-      await pets(store, 5);
-      const now = later();
-      const first = await store.deliveries.claim(claimQuery(now, { freeOtherwise: 2 }));
+      const { a, b, now, first } = await twoOfEach(store, 5);
       assert.deepEqual(first.map((delivery) => delivery.endpoint.id).sort(), [a.id, a.id, b.id, b.id].sort());
       const one = first.find((delivery) => delivery.endpoint.id === a.id) as DueDelivery;
       assert.deepEqual(one.endpoint, { id: a.id, url: 'https://a.example.com/', secret: SECRET, previousSecret: null });
@@ -108,6 +115,26 @@ eachBackend((backend) => {
         log.map(({ attempt, status, responseStatus, error }) => ({ attempt, status, responseStatus, error })),
         [{ attempt: 1, status: 'succeeded', responseStatus: 204, error: null }],
       );
+    });
+
+    test("finish: a wait asked for pauses the endpoint's every delivery until then; a later success keeps it", async (t) => {
+      const store = await fresh(t);
+      const { a, b, now, first } = await twoOfEach(store, 3);
+      const [asked, answered] = first.filter((delivery) => delivery.endpoint.id === a.id) as [DueDelivery, DueDelivery];
+      const pausedUntil = new Date(now.getTime() + 10_000);
+      const waits = { status: 'pending', responseStatus: 429, nextAttemptAt: pausedUntil, pausedUntil } as const;
+      // Recorded together (PostgreSQL batches them): the success answered a request sent before the 429.
+      const recorded = await Promise.all([
+        store.deliveries.finish(outcome(asked, waits)),
+        store.deliveries.finish(outcome(answered, { attemptedAt: new Date(Date.now() + 1) })),
+        ...first.filter((delivery) => delivery.endpoint.id === b.id).map((d) => store.deliveries.finish(outcome(d))),
+      ]);
+      assert.ok(recorded.every((r) => r === true));
+      const claimedAt = async (at: Date) =>
+        (await store.deliveries.claim(claimQuery(at))).map((delivery) => delivery.endpoint.id);
+      assert.deepEqual(await claimedAt(new Date(now.getTime() + 1)), [b.id], "the other endpoint's delivery, at once");
+      assert.deepEqual(await claimedAt(new Date(pausedUntil.getTime() - 1)), [], "a's third waits with the retry");
+      assert.deepEqual(await claimedAt(pausedUntil), [a.id, a.id]);
     });
 
     test('finish: pending waits for its next attempt, numbered on; succeeded and failed are done', async (t) => {

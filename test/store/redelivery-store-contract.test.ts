@@ -18,6 +18,7 @@ function outcome(delivery: DueDelivery, status: AttemptOutcome['status']): Attem
     error: failed ? 'answered 500' : undefined,
     attemptedAt: new Date(),
     nextAttemptAt: retry,
+    pausedUntil: undefined,
     gone: false,
     disableIfFailingSince: undefined,
   };

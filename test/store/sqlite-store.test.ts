@@ -112,6 +112,7 @@ test('sqlite: the deliveries log, made anew without its foreign key, keeps its e
     responseStatus: 204,
     error: undefined,
     nextAttemptAt: undefined,
+    pausedUntil: undefined,
     gone: false,
     disableIfFailingSince: undefined,
   };

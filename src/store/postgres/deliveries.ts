@@ -28,15 +28,17 @@ export const IN_INDEX_ORDER = ['enable_sort = off', 'jit = off'];
 /** The statements, exported so a test can check their plans. */
 export const DELIVERY_QUERIES = {
   /**
-   * One statement claims: the enabled endpoints in turn, from the one after $6 (where the last claim
-   * stopped), each its free slots (from $3 by id, else $4) of its oldest due deliveries, locked as they are
-   * read, until $5 are taken: with 1,000 endpoints and a backlog a claim probes a few of them, not all.
-   * Rows another instance is claiming right now are skipped (SKIP LOCKED), never waited for, and a row
-   * changed since the snapshot is checked again on its newest version once locked. They are claimed until $2.
+   * One statement claims: the enabled endpoints in turn (but those paused by a Retry-After until after $1),
+   * from the one after $6 (where the last claim stopped), each its free slots (from $3 by id, else $4) of
+   * its oldest due deliveries, locked as they are read, until $5 are taken: with 1,000 endpoints and a
+   * backlog a claim probes a few of them, not all. Rows another instance is claiming right now are skipped
+   * (SKIP LOCKED), never waited for, and a row changed since the snapshot is checked again on its newest
+   * version once locked. They are claimed until $2.
    */
   claim: `WITH slots AS (
       SELECT w.id, least($5::int, coalesce(($3::jsonb ->> w.id::text)::int, $4::int)) AS free
-      FROM webhook_endpoints w WHERE w.enabled ORDER BY w.id <= $6::bigint, w.id
+      FROM webhook_endpoints w WHERE w.enabled AND (w.paused_until IS NULL OR w.paused_until <= $1)
+      ORDER BY w.id <= $6::bigint, w.id
     ),
     due AS (
       SELECT d.id FROM slots s CROSS JOIN LATERAL (${DUE} FOR UPDATE OF d SKIP LOCKED) d

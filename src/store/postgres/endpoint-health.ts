@@ -4,11 +4,19 @@ import { endpointEventRow, type WebhookEndpointRow } from '../shared/webhook-row
 import { recordEvents } from './outbox.js';
 
 const INPUT = `WITH input AS (
-    SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::boolean[], $4::timestamptz[])
-      AS i(endpoint, failed_at, gone, since)
+    SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::boolean[], $4::timestamptz[], $5::timestamptz[])
+      AS i(endpoint, failed_at, gone, since, paused_until)
   )`;
 const HEALTH = healthQueries(
-  { endpoint: 'i.endpoint', failedAt: 'i.failed_at', gone: 'i.gone', since: 'i.since', now: 'now()', enabled: 'true' },
+  {
+    endpoint: 'i.endpoint',
+    failedAt: 'i.failed_at',
+    pausedUntil: 'i.paused_until',
+    gone: 'i.gone',
+    since: 'i.since',
+    now: 'now()',
+    enabled: 'true',
+  },
   'FROM input i',
 );
 const QUERIES = { failing: `${INPUT} ${HEALTH.failing}`, disable: `${INPUT} ${HEALTH.disable}` };
@@ -30,6 +38,7 @@ export async function recordFailures(
     failures.map((f) => f.failedAt),
     failures.map((f) => f.gone),
     failures.map((f) => f.since),
+    failures.map((f) => f.pausedUntil),
   ];
   await client.query({ name: 'endpoints-failing', text: QUERIES.failing, values });
   const { rows } = await client.query<WebhookEndpointRow<Date>>({

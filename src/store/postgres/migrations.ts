@@ -210,4 +210,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     ADD COLUMN failing_since TIMESTAMPTZ;
   UPDATE webhook_endpoints SET disabled_reason = 'manual' WHERE NOT enabled;
   `,
+  `
+  -- A receiver's Retry-After (on a 429 or 503) pauses its endpoint: no delivery of it is claimed before this.
+  ALTER TABLE webhook_endpoints ADD COLUMN paused_until TIMESTAMPTZ;
+  `,
 ];

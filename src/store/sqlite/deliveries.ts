@@ -10,7 +10,9 @@ import type { GroupCommit } from './group-commit.js';
 
 /** The statements, exported so a test can check their plans. */
 export const DELIVERY_QUERIES = {
-  enabled: 'SELECT id FROM webhook_endpoints WHERE enabled = 1 ORDER BY id',
+  // An endpoint paused by a Retry-After is passed over until then, as a disabled one is.
+  enabled:
+    'SELECT id FROM webhook_endpoints WHERE enabled = 1 AND (paused_until IS NULL OR paused_until <= ?) ORDER BY id',
   due: dueOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit' }),
   claim: 'UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?))',
   claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.url, w.secret,
@@ -50,7 +52,7 @@ interface DueRow {
  * looks without writing: an idle poll costs an indexed read or two per enabled endpoint, not a commit.
  */
 export class SqliteDeliveryStore implements DeliveryStore {
-  readonly #enabled: Database.Statement<[], number>;
+  readonly #enabled: Database.Statement<[number], number>;
   readonly #due: Database.Statement<[{ endpoint: number; now: number; limit: number }], DueRow>;
   readonly #claim: Database.Statement<[number, string]>;
   readonly #claimed: Database.Statement<[string], DueDeliveryRow<number>>;
@@ -68,7 +70,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
     this.#writes = writes;
     this.#fanOut = fanOut;
     this.#health = health;
-    this.#enabled = db.prepare<[], number>(DELIVERY_QUERIES.enabled).pluck();
+    this.#enabled = db.prepare<[number], number>(DELIVERY_QUERIES.enabled).pluck();
     this.#due = db.prepare(DELIVERY_QUERIES.due);
     this.#claim = db.prepare(DELIVERY_QUERIES.claim);
     this.#claimed = db.prepare(DELIVERY_QUERIES.claimed);
@@ -100,10 +102,11 @@ export class SqliteDeliveryStore implements DeliveryStore {
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
     if (query.limit <= 0) return [];
-    if (!this.#fanOut.behind() && this.#lookDue(query, this.#enabled.all(), 1).ids.length === 0) return [];
+    const enabled = () => this.#enabled.all(query.now.getTime());
+    if (!this.#fanOut.behind() && this.#lookDue(query, enabled(), 1).ids.length === 0) return [];
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
     return this.#writes.run(() => {
-      const endpoints = this.#enabled.all();
+      const endpoints = enabled();
       // Again under the write lock: another process may have claimed some since the look.
       let { ids: due, last } = this.#lookDue(query, endpoints);
       // A backlog is queued as it is sent: a step (QUEUE_PER_STEP) when what is queued runs short.

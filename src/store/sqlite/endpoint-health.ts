@@ -9,6 +9,7 @@ const QUERIES = {
   ...healthQueries({
     endpoint: '@endpoint',
     failedAt: '@failedAt',
+    pausedUntil: '@pausedUntil',
     gone: '@gone',
     since: '@since',
     now: '@now',
@@ -18,7 +19,8 @@ const QUERIES = {
 
 interface FailureParams {
   endpoint: number;
-  failedAt: number;
+  failedAt: number | null;
+  pausedUntil: number | null;
   gone: number;
   since: number | null;
   now: number;
@@ -48,7 +50,8 @@ export class SqliteEndpointHealth {
     for (const failure of failures([outcome])) {
       const params = {
         endpoint: failure.endpoint,
-        failedAt: failure.failedAt.getTime(),
+        failedAt: failure.failedAt?.getTime() ?? null,
+        pausedUntil: failure.pausedUntil?.getTime() ?? null,
         gone: Number(failure.gone),
         since: failure.since?.getTime() ?? null,
         now: Date.now(),

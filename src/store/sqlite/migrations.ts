@@ -194,4 +194,8 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE webhook_endpoints ADD COLUMN failing_since INTEGER;
   UPDATE webhook_endpoints SET disabled_reason = 'manual' WHERE enabled = 0;
   `,
+  `
+  -- A receiver's Retry-After (on a 429 or 503) pauses its endpoint: no delivery of it is claimed before this.
+  ALTER TABLE webhook_endpoints ADD COLUMN paused_until INTEGER;
+  `,
 ];
