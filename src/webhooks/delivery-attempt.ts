@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { retryAfterMs } from '../domain/retry-after.js';
 import { eventId, toSentEvent } from '../representations/resources.js';
 import type { AttemptOutcome, AttemptRecorded, DueDelivery } from '../store/records.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
@@ -43,6 +44,7 @@ export async function runAttempt(
       status: outcome.status,
       responseStatus: result.responseStatus,
       error: result.error,
+      retryAfter: result.retryAfter,
       durationMs: Date.now() - attemptedAt.getTime(),
       ...(recorded ? {} : { recorded }),
     },
@@ -64,19 +66,32 @@ function outcomeOf(
   attemptedAt: Date,
   { retrySchedule, disableAfterMs }: DispatcherOptions,
 ): AttemptOutcome {
+  const now = Date.now();
+  const wait = askedWait(result, now, retrySchedule);
   const ended = {
     delivery,
     attemptedAt,
     responseStatus: result.responseStatus,
     error: result.error,
-    pausedUntil: undefined,
+    pausedUntil: wait === undefined ? undefined : new Date(now + wait),
     gone: result.responseStatus === GONE,
     disableIfFailingSince: disableAfterMs === undefined ? undefined : new Date(attemptedAt.getTime() - disableAfterMs),
   };
   if (result.delivered) return { ...ended, status: 'succeeded', nextAttemptAt: undefined };
   const delay = retrySchedule[delivery.attempt - 1];
   if (delay === undefined) return { ...ended, status: 'failed', nextAttemptAt: undefined };
-  return { ...ended, status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
+  // No earlier than the schedule, nor than the receiver asked: the later of the two.
+  return { ...ended, status: 'pending', nextAttemptAt: new Date(now + Math.max(delay, wait ?? 0)) };
+}
+
+/**
+ * The wait a 429 or 503 asked for with Retry-After, in ms from `now`, capped at the schedule's longest
+ * delay (a receiver holds its deliveries no longer than the schedule would); none when it asked for none,
+ * or for something unparseable.
+ */
+function askedWait(result: SendResult, now: number, retrySchedule: readonly number[]): number | undefined {
+  const asked = retryAfterMs(result.retryAfter, new Date(now));
+  return asked === undefined || asked <= 0 ? undefined : Math.min(asked, Math.max(...retrySchedule));
 }
 
 /**

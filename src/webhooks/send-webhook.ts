@@ -30,20 +30,31 @@ export interface SendResult {
   readonly delivered: boolean;
   readonly responseStatus: number | undefined;
   readonly error: string | undefined;
+  /** The answer's `Retry-After`, as sent, when it was a 429 or a 503 (the answers it means a wait on). */
+  readonly retryAfter: string | undefined;
 }
+
+/** Too Many Requests, Service Unavailable: their `Retry-After` says when to come back (RFC 9110 §10.2.3). */
+const WAIT_STATUSES = new Set([429, 503]);
 
 const excerpt = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARS);
 
 function failure(error: string, responseStatus?: number): SendResult {
-  return { delivered: false, responseStatus, error };
+  return { delivered: false, responseStatus, error, retryAfter: undefined };
 }
 
-function answered(status: number, location: string | undefined, body: string): SendResult {
-  if (status >= 200 && status <= 299) return { delivered: true, responseStatus: status, error: undefined };
+function answered(status: number, headers: http.IncomingHttpHeaders, body: string): SendResult {
+  if (status >= 200 && status <= 299) {
+    return { delivered: true, responseStatus: status, error: undefined, retryAfter: undefined };
+  }
   // Redirects are not followed: the target would escape the checks made on the registered URL.
-  if (status >= 300 && status <= 399) return failure(`redirected to ${excerpt(location ?? '(no location)')}`, status);
+  if (status >= 300 && status <= 399) {
+    return failure(`redirected to ${excerpt(headers.location ?? '(no location)')}`, status);
+  }
   const text = excerpt(body);
-  return failure(text === '' ? `answered ${status}` : `answered ${status}: ${text}`, status);
+  const failed = failure(text === '' ? `answered ${status}` : `answered ${status}: ${text}`, status);
+  const retryAfter = headers['retry-after'];
+  return WAIT_STATUSES.has(status) && retryAfter !== undefined ? { ...failed, retryAfter } : failed;
 }
 
 /** Why a request got no answer, in a few words (the deliveries log shows it). */
@@ -113,7 +124,7 @@ function exchange(
         const status = response.statusCode ?? 0;
         const chunks: Buffer[] = [];
         let read = 0;
-        const done = () => answered(status, response.headers.location, Buffer.concat(chunks).toString('utf8'));
+        const done = () => answered(status, response.headers, Buffer.concat(chunks).toString('utf8'));
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk);
           read += chunk.length;
