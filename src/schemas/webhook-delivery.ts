@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { DELIVERY_STATUSES, type DeliveryStatus as DeliveryStatusName } from '../domain/delivery-status.js';
 import { DELIVERY_TRIGGERS, type DeliveryTrigger as DeliveryTriggerName } from '../domain/delivery-trigger.js';
-import { EVENT_TYPES, type SentEventType, TEST_EVENT_TYPE } from '../domain/event-types.js';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from '../domain/event-types.js';
 import { PATTERN_MESSAGE } from './keywords.js';
 import { PageLimit } from './page.js';
 import { filterParameter } from './query.js';
@@ -38,7 +38,8 @@ export const DeliveryTrigger = Type.Unsafe<DeliveryTriggerName>({
 export const DeliveryAttempt = Type.Object(
   {
     eventId: Type.String({ description: 'The event sent: its `id` in the feed, and the `webhook-id` header.' }),
-    type: Type.Unsafe<SentEventType>({
+    // Spelled out, not SentEventType: the client's types (dev/pack-client.ts) expand it to plain TypeScript.
+    type: Type.Unsafe<(typeof EVENT_TYPES)[number] | typeof TEST_EVENT_TYPE>({
       type: 'string',
       enum: [...EVENT_TYPES, TEST_EVENT_TYPE],
       description: "The event's type; `webhook.test` for a test send (`POST /webhooks/{webhookId}/test`).",

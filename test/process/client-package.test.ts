@@ -109,14 +109,16 @@ function sameTypesModule(dir: string): string {
   ];
   for (const file of readdirSync(packedSchemas)) {
     const module = basename(file, '.d.ts');
+    // A module's name as an identifier: webhook-delivery as webhook_delivery.
+    const id = module.replaceAll('-', '_');
     const text = readFileSync(join(packedSchemas, file), 'utf8');
     const service = relative(dir, join(ROOT, 'dist', 'schemas', `${module}.js`));
-    lines.push(`import type * as packed_${module} from './node_modules/petstore-client/schemas/${module}.js';`);
-    lines.push(`import type * as service_${module} from '${service}';`);
+    lines.push(`import type * as packed_${id} from './node_modules/petstore-client/schemas/${module}.js';`);
+    lines.push(`import type * as service_${id} from '${service}';`);
     for (const statement of ts.createSourceFile(file, text, ts.ScriptTarget.Latest).statements) {
       assert.ok(ts.isTypeAliasDeclaration(statement), `${file} declares type aliases only`);
       const name = statement.name.text;
-      lines.push(`export const ${module}_${name}: Same<packed_${module}.${name}, service_${module}.${name}> = true;`);
+      lines.push(`export const ${id}_${name}: Same<packed_${id}.${name}, service_${id}.${name}> = true;`);
     }
   }
   assert.ok(
