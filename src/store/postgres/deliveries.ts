@@ -46,12 +46,13 @@ export const DELIVERY_QUERIES = {
     ),
     claimed AS (
       UPDATE webhook_deliveries d SET claimed_until = $2 FROM due WHERE d.id = due.id
-      RETURNING d.id, d.attempts, d.endpoint_id, d.event_seq
+      RETURNING d.id, d.attempts, d.endpoint_id, d.event_seq, d.next_attempt_at
     )
     SELECT c.id AS delivery_id, c.attempts, c.endpoint_id, w.url, w.secret,
       w.previous_secret, w.previous_secret_expires_at,
       e.seq, e.tx::text::bigint AS tx, e.type, e.at, e.data, e.previous_status
-    FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.seq = c.event_seq`,
+    FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.seq = c.event_seq
+    ORDER BY c.next_attempt_at, c.id`,
   finish: `WITH moved AS (
       UPDATE webhook_deliveries SET status = $3, attempts = $4, next_attempt_at = $5, claimed_until = NULL
       WHERE id = $1 AND claimed_until = $2 AND status = 'pending'
