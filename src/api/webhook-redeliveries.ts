@@ -39,7 +39,7 @@ const routes: FastifyPluginAsyncTypebox<RedeliveryRouteOptions> = async (app, { 
           'its attempts and retries starting afresh (`trigger: resend` in the deliveries log). The event must ' +
           'still be kept (`EVENT_RETENTION_DAYS`) and of a type the endpoint subscribes to. If a delivery of ' +
           'it to the endpoint is pending already, nothing is added. A disabled endpoint accepts it too; it ' +
-          'waits until the endpoint is enabled.',
+          'waits until the endpoint is enabled, and the answer says so (`endpointEnabled: false`).',
         tags: TAGS,
         security: SECURITY,
         params: WebhookIdParams,
@@ -64,7 +64,7 @@ const routes: FastifyPluginAsyncTypebox<RedeliveryRouteOptions> = async (app, { 
         case 'not_subscribed':
           throw ERRORS.eventNotSubscribed.create(webhookId, eventId, result.type);
       }
-      return reply.code(202).send({ eventId, status: 'pending' as const });
+      return reply.code(202).send({ eventId, status: 'pending' as const, endpointEnabled: result.enabled });
     },
   );
 
@@ -80,7 +80,8 @@ const routes: FastifyPluginAsyncTypebox<RedeliveryRouteOptions> = async (app, { 
           'in [`since`, `until`): each with the same `webhook-id`, its attempts afresh (`trigger: recover`), ' +
           'sent oldest first by the normal deliveries, at their pace. `until` is now by default; `since` must ' +
           'not be after it, nor older than `EVENT_RETENTION_DAYS`. Running it again, or on two instances at ' +
-          'once, queues nothing twice. A disabled endpoint accepts it too; the deliveries wait until it is enabled.',
+          'once, queues nothing twice. A disabled endpoint accepts it too; the deliveries wait until it is ' +
+          'enabled, and the answer says so (`endpointEnabled: false`).',
         tags: TAGS,
         security: SECURITY,
         params: WebhookIdParams,
@@ -101,9 +102,9 @@ const routes: FastifyPluginAsyncTypebox<RedeliveryRouteOptions> = async (app, { 
       if (since.getTime() < now.getTime() - eventRetentionDays * DAY_MS) {
         throw ERRORS.sinceBeyondRetention.create(eventRetentionDays);
       }
-      if ((await store.webhooks.get(webhookId)) === undefined) throw ERRORS.webhookNotFound.create(webhookId);
-      const queued = await store.redeliveries.recover({ endpointId: webhookId, since, until });
-      return reply.code(202).send({ queued });
+      const recovered = await store.redeliveries.recover({ endpointId: webhookId, since, until });
+      if (recovered === undefined) throw ERRORS.webhookNotFound.create(webhookId);
+      return reply.code(202).send({ queued: recovered.queued, endpointEnabled: recovered.enabled });
     },
   );
 };

@@ -23,7 +23,8 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, clo
           'Queues a `webhook.test` event (`data: {webhookId}`) for this endpoint alone, whatever its ' +
           'subscription: signed and sent by the normal deliveries, retried on the schedule, and logged in its ' +
           'deliveries (`trigger: test`). It has an event id of its own, its `webhook-id`, but is never on the ' +
-          'feed or the stream. No body. A disabled endpoint accepts it too; it waits until the endpoint is enabled.',
+          'feed or the stream. No body. A disabled endpoint accepts it too; it waits until the endpoint is ' +
+          'enabled, and the answer says so (`endpointEnabled: false`).',
         tags: TAGS,
         security: SECURITY,
         params: WebhookIdParams,
@@ -36,9 +37,9 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, clo
     },
     async (request, reply) => {
       const { webhookId } = request.params;
-      const seq = await store.redeliveries.sendTest({ endpointId: webhookId, now: clock() });
-      if (seq === undefined) throw ERRORS.webhookNotFound.create(webhookId);
-      return reply.code(202).send({ eventId: eventId(seq) });
+      const sent = await store.redeliveries.sendTest({ endpointId: webhookId, now: clock() });
+      if (sent === undefined) throw ERRORS.webhookNotFound.create(webhookId);
+      return reply.code(202).send({ eventId: eventId(sent.seq), endpointEnabled: sent.enabled });
     },
   );
 };

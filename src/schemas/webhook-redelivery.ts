@@ -9,17 +9,26 @@ export const WebhookResend = Type.Object(
 );
 export type WebhookResend = Static<typeof WebhookResend>;
 
+/** On each operation's answer: whether what it queued goes now, or waits for the endpoint to be enabled. */
+export const endpointEnabled = () =>
+  Type.Boolean({
+    description:
+      'Whether the endpoint is enabled. `false`: it is disabled (its `disabledReason` says why), and what ' +
+      'this queued waits until it is enabled again (`PATCH` with `enabled: true`), then goes at once.',
+  });
+
 export const ResendAccepted = Type.Object(
   {
     eventId: Type.String({ description: 'The event, as asked.' }),
     status: Type.Literal('pending', { description: 'Its delivery to the endpoint waits to be sent.' }),
+    endpointEnabled: endpointEnabled(),
   },
   {
     $id: 'ResendAccepted',
     additionalProperties: false,
     description:
       'The delivery is queued (or was pending already: then nothing was added). To a disabled endpoint it ' +
-      'waits until the endpoint is enabled.',
+      'waits until the endpoint is enabled: `endpointEnabled` says which.',
   },
 );
 export type ResendAccepted = Static<typeof ResendAccepted>;
@@ -46,11 +55,14 @@ export const RecoveryAccepted = Type.Object(
       minimum: 0,
       description: 'Failed deliveries queued again, to be sent oldest first; 0 when none was left.',
     }),
+    endpointEnabled: endpointEnabled(),
   },
   {
     $id: 'RecoveryAccepted',
     additionalProperties: false,
-    description: 'The failed deliveries are queued. To a disabled endpoint they wait until it is enabled.',
+    description:
+      'The failed deliveries are queued. To a disabled endpoint they wait until it is enabled: ' +
+      '`endpointEnabled` says which.',
   },
 );
 export type RecoveryAccepted = Static<typeof RecoveryAccepted>;

@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 import { TEST_EVENT_TYPE } from '../domain/event-types.js';
 import type { Event } from './event.js';
 import { Int64 } from './int64.js';
+import { endpointEnabled } from './webhook-redelivery.js';
 
 /** The body of a test send (`POST /v1/webhooks/{webhookId}/test`): shaped as every event, with the endpoint's id. */
 export const WebhookTestEvent = Type.Object(
@@ -34,13 +35,14 @@ export const TestSendAccepted = Type.Object(
     eventId: Type.String({
       description: "The test event's `id`: the `webhook-id` of its attempts, and its `eventId` in the deliveries log.",
     }),
+    endpointEnabled: endpointEnabled(),
   },
   {
     $id: 'TestSendAccepted',
     additionalProperties: false,
     description:
       'The test delivery is queued and sent like any other. To a disabled endpoint it waits until the ' +
-      'endpoint is enabled.',
+      'endpoint is enabled: `endpointEnabled` says which.',
   },
 );
 export type TestSendAccepted = Static<typeof TestSendAccepted>;

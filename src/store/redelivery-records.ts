@@ -9,9 +9,13 @@ export interface ResendQuery {
   readonly now: Date;
 }
 
-/** `pending`: a delivery of the event to the endpoint was pending already (nothing was added). */
+/**
+ * `pending`: a delivery of the event to the endpoint was pending already (nothing was added). `enabled`: the
+ * endpoint's state as the same write saw it; a disabled one's deliveries wait until it is enabled.
+ */
 export type ResendResult =
-  | { readonly outcome: 'queued' | 'pending' | 'endpoint_not_found' | 'event_not_found' }
+  | { readonly outcome: 'queued' | 'pending'; readonly enabled: boolean }
+  | { readonly outcome: 'endpoint_not_found' | 'event_not_found' }
   | { readonly outcome: 'not_subscribed'; readonly type: SentEventType };
 
 /** Recover an endpoint's failed deliveries of the events recorded in [since, until). */
@@ -21,8 +25,20 @@ export interface RecoverQuery {
   readonly until: Date;
 }
 
+/** How many failed deliveries a recovery queued, and whether the endpoint was enabled as its last write saw it. */
+export interface RecoverResult {
+  readonly queued: number;
+  readonly enabled: boolean;
+}
+
 /** A test send to one endpoint (RedeliveryStore.sendTest): its event is recorded and its delivery due at `now`. */
 export interface TestSendQuery {
   readonly endpointId: number;
   readonly now: Date;
+}
+
+/** The test event's seq, and whether the endpoint was enabled as the write that queued it saw it. */
+export interface TestSendResult {
+  readonly seq: number;
+  readonly enabled: boolean;
 }

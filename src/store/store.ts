@@ -25,7 +25,14 @@ import type {
   PlaceOrderResult,
   PurgeResult,
 } from './records.js';
-import type { RecoverQuery, ResendQuery, ResendResult, TestSendQuery } from './redelivery-records.js';
+import type {
+  RecoverQuery,
+  RecoverResult,
+  ResendQuery,
+  ResendResult,
+  TestSendQuery,
+  TestSendResult,
+} from './redelivery-records.js';
 import type {
   NewWebhookEndpointRecord,
   SecretRotation,
@@ -196,15 +203,16 @@ export interface RedeliveryStore {
   /**
    * Queues again every delivery to the endpoint whose last attempt failed and whose event was recorded in
    * [since, until), due at its event's time so the oldest go first; in writes of a bounded number of rows.
-   * Returns how many it queued: a delivery queued by another call at once is counted by that one only.
+   * Returns how many it queued (a delivery queued by another call at once is counted by that one only);
+   * undefined when the endpoint does not exist.
    */
-  recover(query: RecoverQuery): Promise<number>;
+  recover(query: RecoverQuery): Promise<RecoverResult | undefined>;
   /**
    * Records a test event (`webhook.test`, data: the endpoint's id) and queues its delivery to the endpoint
    * alone, due at `now`, in one write: never on the feed, its head or its stream (docs/decisions.md). The
    * test event's seq; undefined when the endpoint does not exist.
    */
-  sendTest(query: TestSendQuery): Promise<number | undefined>;
+  sendTest(query: TestSendQuery): Promise<TestSendResult | undefined>;
 }
 
 export interface PoolStats {

@@ -289,12 +289,16 @@ eachBackend((backend) => {
       await h.createPets(1);
       const [row] = await h.sql('SELECT seq FROM events');
       const eventId = `evt_${Number(row?.seq)}`;
-      assert.deepEqual(await client.resendWebhookEvent(id, eventId), { eventId, status: 'pending' });
+      assert.deepEqual(await client.resendWebhookEvent(id, eventId), {
+        eventId,
+        status: 'pending',
+        endpointEnabled: true,
+      });
       const error = await failure(client.resendWebhookEvent(id, 'evt_999'));
       assert.deepEqual([error.status, error.code], [404, 'not_found']);
       assert.match(error.message, /event evt_999/);
       const since = new Date(Date.now() - 60_000).toISOString();
-      assert.deepEqual(await client.recoverWebhookDeliveries(id, { since }), { queued: 0 });
+      assert.deepEqual(await client.recoverWebhookDeliveries(id, { since }), { queued: 0, endpointEnabled: true });
       const late = await failure(client.recoverWebhookDeliveries(id, { since, until: '2020-01-01T00:00:00Z' }));
       assert.deepEqual([late.status, late.code], [400, 'invalid_request']);
     });

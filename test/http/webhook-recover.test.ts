@@ -64,7 +64,7 @@ eachBackend((backend) => {
       state.down = false;
       const accepted = await recover(h, id, { since });
       assert.equal(accepted.status, 202, accepted.text);
-      assert.deepEqual(accepted.json, { queued: EVENTS });
+      assert.deepEqual(accepted.json, { queued: EVENTS, endpointEnabled: true });
       await receiver.until(() => answered.length === EVENTS, 10_000);
       await sleep(300);
       deliveredOnce(receiver, answered, secret, EVENTS);
@@ -86,7 +86,11 @@ eachBackend((backend) => {
         [...began].sort((a, b) => a - b),
         'oldest first',
       );
-      assert.deepEqual((await recover(h, id, { since })).json, { queued: 0 }, 'twice: nothing again');
+      assert.deepEqual(
+        (await recover(h, id, { since })).json,
+        { queued: 0, endpointEnabled: true },
+        'twice: nothing again',
+      );
     });
 
     test('two instances recovering at once send each failed delivery once', async (t) => {
@@ -134,7 +138,11 @@ eachBackend((backend) => {
       expectError(await h.call('POST', path, { body: { since: hourAgo }, key: h.keys.read }), 403, 'forbidden');
       assert.equal((await h.call('PATCH', `/v1/webhooks/${id}`, { body: { enabled: false } })).status, 200);
       const accepted = await recover(h, id, { since: hourAgo, until: new Date().toISOString() });
-      assert.deepEqual([accepted.status, accepted.json], [202, { queued: 0 }]);
+      assert.deepEqual(
+        [accepted.status, accepted.json],
+        [202, { queued: 0, endpointEnabled: false }],
+        'it says it waits',
+      );
     });
   });
 });

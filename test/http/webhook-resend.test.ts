@@ -50,7 +50,7 @@ eachBackend((backend) => {
       failing = false;
       const accepted = await resend(h, id, eventId);
       assert.equal(accepted.status, 202, accepted.text);
-      assert.deepEqual(accepted.json, { eventId, status: 'pending' });
+      assert.deepEqual(accepted.json, { eventId, status: 'pending', endpointEnabled: true });
       await receiver.until((got) => got.length === 3, 5000);
       assert.deepEqual(await logged(h, id, eventId, 3), ['1 succeeded resend', '2 failed event', '1 pending event']);
 
@@ -73,7 +73,10 @@ eachBackend((backend) => {
       await receiver.until((got) => got.length === 1, 5000);
       const eventId = receiver.ids()[0] as string;
       assert.equal((await h.call('PATCH', `/v1/webhooks/${id}`, { body: { enabled: false } })).status, 200);
-      for (let i = 0; i < 3; i++) assert.deepEqual((await resend(h, id, eventId)).json, { eventId, status: 'pending' });
+      for (let i = 0; i < 3; i++) {
+        const accepted = { eventId, status: 'pending', endpointEnabled: false };
+        assert.deepEqual((await resend(h, id, eventId)).json, accepted, 'the answer says it waits');
+      }
       await sleep(300);
       assert.equal(receiver.received.length, 1, 'waits while disabled');
       assert.equal((await h.call('PATCH', `/v1/webhooks/${id}`, { body: { enabled: true } })).status, 200);

@@ -29,12 +29,13 @@ const FAST: HarnessOptions = {
 const sendTest = (h: Harness, id: number, key?: string) =>
   h.call('POST', `/v1/webhooks/${id}/test`, key === undefined ? {} : { key });
 
-/** Sends a test and returns its event id (202 asserted). */
-async function sentTest(h: Harness, id: number): Promise<string> {
+/** Sends a test and returns its event id (202 asserted, and the endpoint's state as the answer says it). */
+async function sentTest(h: Harness, id: number, endpointEnabled = true): Promise<string> {
   const accepted = await sendTest(h, id);
   assert.equal(accepted.status, 202, accepted.text);
-  assert.deepEqual(Object.keys(accepted.json), ['eventId']);
+  assert.deepEqual(Object.keys(accepted.json), ['eventId', 'endpointEnabled']);
   assert.match(accepted.json.eventId, /^evt_[1-9][0-9]*$/);
+  assert.equal(accepted.json.endpointEnabled, endpointEnabled);
   return accepted.json.eventId;
 }
 
@@ -121,8 +122,8 @@ eachBackend((backend) => {
       const receiver = await startReceiver(t);
       const { id } = await createEndpoint(h, { url: receiver.url });
       assert.equal((await h.call('PATCH', `/v1/webhooks/${id}`, { body: { enabled: false } })).status, 200);
-      const first = await sentTest(h, id);
-      const second = await sentTest(h, id);
+      const first = await sentTest(h, id, false);
+      const second = await sentTest(h, id, false);
       assert.notEqual(first, second);
       await sleep(300);
       assert.equal(receiver.received.length, 0, 'waits while disabled');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import type { AttemptOutcome, AttemptQuery, DueDelivery } from '../../src/store/records.js';
+import type { RecoverQuery } from '../../src/store/redelivery-records.js';
 import type { Store } from '../../src/store/store.js';
 import { claimEverything } from '../helpers/claims.js';
 import { eachBackend } from '../helpers/harness.js';
@@ -90,9 +91,9 @@ eachBackend((backend) => {
       assert.ok(first !== undefined && second !== undefined);
       const now = new Date(Date.now() + 1000);
       const resend = (eventSeq: number, endpointId = a.id) => store.redeliveries.resend({ endpointId, eventSeq, now });
-      assert.deepEqual(await resend(first), { outcome: 'queued' });
-      assert.deepEqual(await resend(first), { outcome: 'pending' }, 'pending already: nothing added');
-      assert.deepEqual(await resend(second), { outcome: 'queued' });
+      assert.deepEqual(await resend(first), { outcome: 'queued', enabled: true });
+      assert.deepEqual(await resend(first), { outcome: 'pending', enabled: true }, 'pending already: nothing added');
+      assert.deepEqual(await resend(second), { outcome: 'queued', enabled: true });
       const again = await claimEverything(store);
       assert.deepEqual(
         again.map((delivery) => [delivery.event.seq, delivery.attempt]),
@@ -102,7 +103,7 @@ eachBackend((backend) => {
         ],
         'the same deliveries, from their first attempt',
       );
-      assert.deepEqual(await resend(first), { outcome: 'pending' }, 'claimed, in flight');
+      assert.deepEqual(await resend(first), { outcome: 'pending', enabled: true }, 'claimed, in flight');
       for (const delivery of again) assert.ok(await store.deliveries.finish(outcome(delivery, 'succeeded')));
       const log = await store.webhooks.attempts(a.id, { limit: 10, eventSeq: first });
       assert.deepEqual(
@@ -131,6 +132,7 @@ eachBackend((backend) => {
       const now = new Date(Date.now() + 1000);
       assert.deepEqual(await store.redeliveries.resend({ endpointId: a.id, eventSeq: seq, now }), {
         outcome: 'pending',
+        enabled: true,
       });
       assert.equal((await claimEverything(store)).length, 1, 'queued once, by fan-out');
 
@@ -138,6 +140,7 @@ eachBackend((backend) => {
       await store.webhooks.update(b.id, { enabled: false });
       assert.deepEqual(await store.redeliveries.resend({ endpointId: b.id, eventSeq: seq, now }), {
         outcome: 'queued',
+        enabled: false,
       });
       assert.deepEqual(await claimEverything(store), [], 'a disabled endpoint waits');
       await store.webhooks.update(b.id, { enabled: true });
@@ -156,11 +159,12 @@ eachBackend((backend) => {
       const [first, , third, fourth] = seqs as [number, number, number, number];
       const all = { endpointId: a.id, since: new Date(Date.now() - 60_000), until: new Date(Date.now() + 60_000) };
       const none = { ...all, until: all.since };
-      assert.equal(await store.redeliveries.recover(none), 0);
-      assert.equal(await store.redeliveries.recover({ ...all, endpointId: a.id + 100 }), 0);
-      const [once, twice] = await Promise.all([store.redeliveries.recover(all), store.redeliveries.recover(all)]);
+      const queuedBy = async (query: RecoverQuery) => (await store.redeliveries.recover(query))?.queued;
+      assert.deepEqual(await store.redeliveries.recover(none), { queued: 0, enabled: true });
+      assert.equal(await store.redeliveries.recover({ ...all, endpointId: a.id + 100 }), undefined, 'no endpoint');
+      const [once = 0, twice = 0] = await Promise.all([queuedBy(all), queuedBy(all)]);
       assert.equal(once + twice, 3, `each queued once (${once} + ${twice})`);
-      assert.equal(await store.redeliveries.recover(all), 0, 'pending now: nothing again');
+      assert.equal(await queuedBy(all), 0, 'pending now: nothing again');
       const again = await claimEverything(store);
       assert.deepEqual(
         again.map((delivery) => [delivery.event.seq, delivery.attempt]),
@@ -176,6 +180,8 @@ eachBackend((backend) => {
         recovered.map((entry) => entry.trigger),
         ['recover', 'recover', 'recover', 'event'],
       );
+      await store.webhooks.update(a.id, { enabled: false });
+      assert.deepEqual(await store.redeliveries.recover(none), { queued: 0, enabled: false }, 'disabled: it says so');
     });
   });
 });

@@ -1,8 +1,16 @@
 import { TEST_EVENT_TYPE } from '../../domain/event-types.js';
-import type { RecoverQuery, ResendQuery, ResendResult, TestSendQuery } from '../redelivery-records.js';
+import type {
+  RecoverQuery,
+  RecoverResult,
+  ResendQuery,
+  ResendResult,
+  TestSendQuery,
+  TestSendResult,
+} from '../redelivery-records.js';
 import {
   failedInWindow,
   RECOVER_PER_WRITE,
+  type RecoverStep,
   type ResendFacts,
   recoverInSteps,
   resendRefusal,
@@ -21,7 +29,7 @@ const QUERIES = {
   resend: `WITH w AS (SELECT id, events, enabled, fanned_tx, fanned_seq FROM webhook_endpoints WHERE id = $1 FOR SHARE),
     e AS (SELECT tx, seq, type FROM events WHERE seq = $2),
     facts AS (
-      SELECT (SELECT id FROM w) AS endpoint, (SELECT type FROM e) AS type,
+      SELECT (SELECT id FROM w) AS endpoint, (SELECT enabled FROM w) AS enabled, (SELECT type FROM e) AS type,
         (SELECT ${SUBSCRIBED} FROM w, e) AS subscribed,
         (SELECT w.enabled AND (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) FROM w, e) AS owed
     ),
@@ -48,12 +56,13 @@ const QUERIES = {
       FROM candidates c WHERE d.id = c.id AND d.status = 'failed'
       RETURNING d.id
     )
-    SELECT (SELECT count(*) FROM moved)::int AS queued, (SELECT max(event_seq) FROM candidates) AS last`,
+    SELECT (SELECT count(*) FROM moved)::int AS queued, (SELECT max(event_seq) FROM candidates) AS last,
+      (SELECT enabled FROM webhook_endpoints WHERE id = $1) AS enabled`,
   /**
    * One statement: the endpoint, locked FOR KEY SHARE so it is not deleted meanwhile (a delete waits; one
    * that committed first leaves no row, and nothing is recorded), the test event and its delivery.
    */
-  test: `WITH w AS (SELECT id FROM webhook_endpoints WHERE id = $1 FOR KEY SHARE),
+  test: `WITH w AS (SELECT id, enabled FROM webhook_endpoints WHERE id = $1 FOR KEY SHARE),
     e AS (
       INSERT INTO events (type, at, data)
       SELECT '${TEST_EVENT_TYPE}', $2, json_build_object('webhook_id', id)::text FROM w RETURNING seq
@@ -62,7 +71,7 @@ const QUERIES = {
       INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, triggered_by)
       SELECT seq, $1, 'pending', $2, 'test' FROM e
     )
-    SELECT seq FROM e`,
+    SELECT seq, enabled FROM e, w`,
 };
 
 /** Redeliveries on PostgreSQL: a resend is one statement, a recovery one statement per step. */
@@ -77,23 +86,19 @@ export class PostgresRedeliveryStore implements RedeliveryStore {
     const values = [endpointId, eventSeq, now];
     const [row] = await this.#db.rows<ResendFacts & { queued: boolean }>('redeliveries-resend', QUERIES.resend, values);
     const facts = row as ResendFacts & { queued: boolean };
-    return resendRefusal(facts) ?? { outcome: facts.queued ? 'queued' : 'pending' };
+    return resendRefusal(facts) ?? { outcome: facts.queued ? 'queued' : 'pending', enabled: Boolean(facts.enabled) };
   }
 
-  recover({ endpointId, since, until }: RecoverQuery): Promise<number> {
+  recover({ endpointId, since, until }: RecoverQuery): Promise<RecoverResult | undefined> {
     return recoverInSteps(async (after) => {
       const values = [endpointId, after, since, until, RECOVER_PER_WRITE];
-      const [row] = await this.#db.rows<{ queued: number; last: number | null }>(
-        'redeliveries-recover',
-        QUERIES.recover,
-        values,
-      );
-      return row ?? { queued: 0, last: null };
+      const [row] = await this.#db.rows<RecoverStep>('redeliveries-recover', QUERIES.recover, values);
+      return row as RecoverStep;
     });
   }
 
-  async sendTest({ endpointId, now }: TestSendQuery): Promise<number | undefined> {
-    const [row] = await this.#db.rows<{ seq: number }>('redeliveries-test', QUERIES.test, [endpointId, now]);
-    return row?.seq;
+  async sendTest({ endpointId, now }: TestSendQuery): Promise<TestSendResult | undefined> {
+    const [row] = await this.#db.rows<TestSendResult>('redeliveries-test', QUERIES.test, [endpointId, now]);
+    return row;
   }
 }

@@ -1,14 +1,15 @@
 import type { SentEventType } from '../../domain/event-types.js';
-import type { ResendResult } from '../redelivery-records.js';
+import type { RecoverResult, ResendResult } from '../redelivery-records.js';
 
 /**
- * What a resend finds before it queues, as both backends read it: the endpoint (null: none), the event's
- * type (null: not kept), whether the endpoint subscribes to it, and whether fan-out still owes it to the
- * endpoint (enabled, its position before the event): then it is as good as pending, and a row queued now
- * would be queued twice.
+ * What a resend finds before it queues, as both backends read it: the endpoint (null: none) and whether it
+ * is enabled, the event's type (null: not kept), whether the endpoint subscribes to it, and whether fan-out
+ * still owes it to the endpoint (enabled, its position before the event): then it is as good as pending,
+ * and a row queued now would be queued twice.
  */
 export interface ResendFacts {
   readonly endpoint: number | null;
+  readonly enabled: boolean | number | null;
   readonly type: SentEventType | null;
   readonly subscribed: boolean | number | null;
   readonly owed: boolean | number | null;
@@ -19,7 +20,7 @@ export function resendRefusal(facts: ResendFacts): ResendResult | undefined {
   if (facts.endpoint === null) return { outcome: 'endpoint_not_found' };
   if (facts.type === null) return { outcome: 'event_not_found' };
   if (!facts.subscribed) return { outcome: 'not_subscribed', type: facts.type };
-  if (facts.owed) return { outcome: 'pending' };
+  if (facts.owed) return { outcome: 'pending', enabled: true };
   return undefined;
 }
 
@@ -37,23 +38,30 @@ export const resendUpsert = (rows: string) =>
 /** Rows a recovery queues per write: each write is short, and API writes go between them. */
 export const RECOVER_PER_WRITE = 500;
 
-/** One write of a recovery: how many it queued, and the last event it looked at (null: none was left). */
+/**
+ * One write of a recovery: how many it queued, the last event it looked at (null: none was left), and
+ * whether the endpoint is enabled (null: it does not exist).
+ */
 export interface RecoverStep {
   readonly queued: number;
   readonly last: number | null;
+  readonly enabled: boolean | number | null;
 }
 
 /**
  * A recovery in writes of RECOVER_PER_WRITE: each takes the next failed deliveries by event after the
  * last one looked at, so it ends, and one queued meanwhile by another call is passed over, not counted.
+ * The endpoint's state is as the last write saw it; undefined when it does not exist (then none matched).
  */
-export async function recoverInSteps(step: (after: number) => Promise<RecoverStep>): Promise<number> {
+export async function recoverInSteps(
+  step: (after: number) => Promise<RecoverStep>,
+): Promise<RecoverResult | undefined> {
   let queued = 0;
   let after = 0;
   for (;;) {
     const done = await step(after);
     queued += done.queued;
-    if (done.last === null) return queued;
+    if (done.last === null) return done.enabled === null ? undefined : { queued, enabled: Boolean(done.enabled) };
     after = done.last;
   }
 }

@@ -1,6 +1,13 @@
 import type Database from 'better-sqlite3';
 import { TEST_EVENT_TYPE } from '../../domain/event-types.js';
-import type { RecoverQuery, ResendQuery, ResendResult, TestSendQuery } from '../redelivery-records.js';
+import type {
+  RecoverQuery,
+  RecoverResult,
+  ResendQuery,
+  ResendResult,
+  TestSendQuery,
+  TestSendResult,
+} from '../redelivery-records.js';
 import {
   failedInWindow,
   RECOVER_PER_WRITE,
@@ -14,7 +21,7 @@ import type { GroupCommit } from './group-commit.js';
 import { SUBSCRIBED } from './subscribed.js';
 
 const QUERIES = {
-  facts: `SELECT w.id AS endpoint, e.type, ${SUBSCRIBED} AS subscribed, w.enabled = 1 AND e.seq > w.fanned_seq AS owed
+  facts: `SELECT w.id AS endpoint, w.enabled, e.type, ${SUBSCRIBED} AS subscribed, w.enabled = 1 AND e.seq > w.fanned_seq AS owed
     FROM (SELECT 1) LEFT JOIN webhook_endpoints w ON w.id = @endpoint LEFT JOIN events e ON e.seq = @seq`,
   resend: resendUpsert("VALUES (@seq, @endpoint, 'pending', @now, 'resend')"),
   // One write takes the candidates and queues them: no other write runs between, so every one is queued.
@@ -28,8 +35,8 @@ const QUERIES = {
       limit: '@limit',
     })}))
     RETURNING event_seq`,
-  testEvent: `INSERT INTO events (type, at, data)
-    SELECT '${TEST_EVENT_TYPE}', @now, json_object('webhook_id', id) FROM webhook_endpoints WHERE id = @endpoint
+  enabled: 'SELECT enabled FROM webhook_endpoints WHERE id = @endpoint',
+  testEvent: `INSERT INTO events (type, at, data) VALUES ('${TEST_EVENT_TYPE}', @now, json_object('webhook_id', @endpoint))
     RETURNING seq`,
   testDelivery: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, triggered_by)
     VALUES (@seq, @endpoint, 'pending', @now, 'test')`,
@@ -41,6 +48,7 @@ export class SqliteRedeliveryStore implements RedeliveryStore {
   readonly #facts: Database.Statement<[{ endpoint: number; seq: number }], ResendFacts>;
   readonly #resend: Database.Statement<[{ endpoint: number; seq: number; now: number }]>;
   readonly #recover: Database.Statement<[Record<string, number>], number>;
+  readonly #enabled: Database.Statement<[{ endpoint: number }], number>;
   readonly #testEvent: Database.Statement<[{ endpoint: number; now: number }], number>;
   readonly #testDelivery: Database.Statement<[{ endpoint: number; seq: number; now: number }]>;
 
@@ -49,35 +57,40 @@ export class SqliteRedeliveryStore implements RedeliveryStore {
     this.#facts = db.prepare(QUERIES.facts);
     this.#resend = db.prepare(QUERIES.resend);
     this.#recover = db.prepare<[Record<string, number>], number>(QUERIES.recover).pluck();
+    this.#enabled = db.prepare<[{ endpoint: number }], number>(QUERIES.enabled).pluck();
     this.#testEvent = db.prepare<[{ endpoint: number; now: number }], number>(QUERIES.testEvent).pluck();
     this.#testDelivery = db.prepare(QUERIES.testDelivery);
   }
 
   resend({ endpointId: endpoint, eventSeq: seq, now }: ResendQuery): Promise<ResendResult> {
     return this.#writes.run(() => {
-      const refusal = resendRefusal(this.#facts.get({ endpoint, seq }) as ResendFacts);
+      const facts = this.#facts.get({ endpoint, seq }) as ResendFacts;
+      const refusal = resendRefusal(facts);
       if (refusal !== undefined) return refusal;
       const changed = this.#resend.run({ endpoint, seq, now: now.getTime() }).changes;
-      return { outcome: changed === 0 ? 'pending' : 'queued' };
+      return { outcome: changed === 0 ? 'pending' : 'queued', enabled: facts.enabled === 1 };
     });
   }
 
-  recover({ endpointId: endpoint, since, until }: RecoverQuery): Promise<number> {
+  recover({ endpointId: endpoint, since, until }: RecoverQuery): Promise<RecoverResult | undefined> {
     const window = { endpoint, since: since.getTime(), until: until.getTime(), limit: RECOVER_PER_WRITE };
     return recoverInSteps((after) =>
       this.#writes.run(() => {
         const queued = this.#recover.all({ ...window, after });
-        return { queued: queued.length, last: queued.length === 0 ? null : Math.max(...queued) };
+        const last = queued.length === 0 ? null : Math.max(...queued);
+        return { queued: queued.length, last, enabled: this.#enabled.get({ endpoint }) ?? null };
       }),
     );
   }
 
-  sendTest({ endpointId: endpoint, now }: TestSendQuery): Promise<number | undefined> {
+  sendTest({ endpointId: endpoint, now }: TestSendQuery): Promise<TestSendResult | undefined> {
     const at = now.getTime();
     return this.#writes.run(() => {
-      const seq = this.#testEvent.get({ endpoint, now: at });
-      if (seq !== undefined) this.#testDelivery.run({ endpoint, seq, now: at });
-      return seq;
+      const enabled = this.#enabled.get({ endpoint });
+      if (enabled === undefined) return undefined;
+      const seq = this.#testEvent.get({ endpoint, now: at }) as number;
+      this.#testDelivery.run({ endpoint, seq, now: at });
+      return { seq, enabled: enabled === 1 };
     });
   }
 }
