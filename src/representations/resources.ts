@@ -41,6 +41,8 @@ export function toEndpointView(endpoint: WebhookEndpointSnapshot): WebhookEndpoi
     previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString() ?? null,
     disabledReason: endpoint.disabledReason,
     disabledAt: endpoint.disabledAt?.toISOString() ?? null,
+    // Kept as it was set, as previousSecretExpiresAt is: a past time holds nothing back.
+    pausedUntil: endpoint.pausedUntil?.toISOString() ?? null,
   };
 }
 

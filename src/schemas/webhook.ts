@@ -55,6 +55,11 @@ const ENDPOINT_PROPERTIES = {
   disabledAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: 'When it was disabled (UTC); `null` while enabled.',
   }),
+  pausedUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description:
+      'No attempt goes to it before this time (UTC): its receiver asked, with `Retry-After` on a 429 or 503 ' +
+      "(capped at the retry schedule's longest delay). `null` when it never did; a past time holds nothing back.",
+  }),
 };
 
 export const WebhookEndpoint = Type.Object(ENDPOINT_PROPERTIES, {

@@ -34,6 +34,8 @@ export interface WebhookEndpointRecord extends NewWebhookEndpointRecord, Signing
   /** Why and when it was disabled; null while it is enabled (and when, for one disabled before, unknown). */
   readonly disabledReason: DisabledReason | null;
   readonly disabledAt: Date | null;
+  /** No attempt before this time: the receiver asked, with Retry-After; null when it never did. */
+  readonly pausedUntil: Date | null;
 }
 
 /** An endpoint as an event about it keeps it: never a secret, only until when the previous one signs. */

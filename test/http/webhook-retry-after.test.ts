@@ -57,6 +57,8 @@ function suite(backend: StoreBackend) {
     assert.equal(entry.responseStatus, 429);
     const waited = Date.parse(entry.nextAttemptAt) - Date.parse(entry.attemptedAt);
     assert.ok(waited >= 2000 && waited < 3000, `the log shows the retry 2 s on (${waited} ms), not 100 ms`);
+    const shown = (await h.call('GET', `/v1/webhooks/${id}`)).json;
+    assert.equal(shown.pausedUntil, entry.nextAttemptAt, 'the endpoint shows until when it waits');
     // A change meanwhile: the other endpoint gets it at once; this one's new delivery waits with the retry.
     await h.createPets(1);
     await other.until((got) => got.length === 2, 1500);

@@ -12,6 +12,7 @@ const FIELDS = [
   'enabled',
   'events',
   'id',
+  'pausedUntil',
   'previousSecretExpiresAt',
   'url',
 ];

@@ -26,7 +26,7 @@ eachBackend((backend) => {
       const { store } = await fresh(t);
       const created = await store.webhooks.create(endpoint({ description: 'Ünïcode 🐈' }));
       const fields = endpoint({ description: 'Ünïcode 🐈' });
-      const health = { disabledReason: null, disabledAt: null };
+      const health = { disabledReason: null, disabledAt: null, pausedUntil: null };
       assert.deepEqual(created, { id: created.id, enabled: true, previousSecret: null, ...health, ...fields });
       assert.deepEqual(await store.webhooks.get(created.id), created);
       assert.equal(await store.webhooks.get(created.id + 1), undefined);
@@ -48,6 +48,7 @@ eachBackend((backend) => {
         previousSecret: null,
         disabledReason: 'manual',
         disabledAt,
+        pausedUntil: null,
         ...endpoint({ description: 'kept' }),
       });
       assert.deepEqual(await store.webhooks.update(id, { enabled: false }), disabled, 'disabled once, at first');

@@ -4,15 +4,16 @@ import { endpointEventRow, type WebhookEndpointRow } from '../shared/webhook-row
 import type { PostgresFanOut } from './fan-out.js';
 import { recordEvents } from './outbox.js';
 
+// `wait_until`, not paused_until: the disable returns the endpoint's columns, and a like name would be ambiguous.
 const INPUT = `WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::boolean[], $4::timestamptz[], $5::timestamptz[])
-      AS i(endpoint, failed_at, gone, since, paused_until)
+      AS i(endpoint, failed_at, gone, since, wait_until)
   )`;
 const HEALTH = healthQueries(
   {
     endpoint: 'i.endpoint',
     failedAt: 'i.failed_at',
-    pausedUntil: 'i.paused_until',
+    pausedUntil: 'i.wait_until',
     gone: 'i.gone',
     since: 'i.since',
     now: 'now()',

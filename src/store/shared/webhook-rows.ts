@@ -16,7 +16,7 @@ import type { Param } from './sql-params.js';
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
 export const ENDPOINT_COLUMNS =
   'id, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at, ' +
-  'disabled_reason, disabled_at';
+  'disabled_reason, disabled_at, paused_until';
 const ATTEMPT_COLUMNS =
   'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by';
 
@@ -112,6 +112,8 @@ export interface WebhookEndpointRow<D> extends SecretsRow<D> {
   created_at: D;
   disabled_reason: DisabledReason | null;
   disabled_at: D | null;
+  /** Absent from the data of events recorded before it was shown. */
+  paused_until?: D | null;
 }
 
 export interface DeliveryAttemptRow<D> {
@@ -146,6 +148,7 @@ function shownFromRow<D>(row: EndpointEventRow<D>, toDate: ToDate<D>) {
     createdAt: toDate(row.created_at),
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at === null ? null : toDate(row.disabled_at),
+    pausedUntil: row.paused_until == null ? null : toDate(row.paused_until),
   };
 }
 
