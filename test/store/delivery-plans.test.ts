@@ -55,7 +55,7 @@ describe('delivery plans [sqlite]', () => {
 
   test("fan-out reads each endpoint's span of events by seq; the newest seq is one probe", () => {
     const queue = (
-      db.prepare(`EXPLAIN QUERY PLAN ${FAN_OUT_QUERIES.queue}`).all({ endpoint: null, span: 16, justDisabled: 0 }) as {
+      db.prepare(`EXPLAIN QUERY PLAN ${FAN_OUT_QUERIES.queue}`).all({ endpoint: null, span: 16 }) as {
         detail: string;
       }[]
     )
@@ -239,15 +239,15 @@ describe('delivery plans [postgres]', { skip }, () => {
     await step();
     assert.deepEqual(await queued(), { n: 32, first: 1, last: 2 * BACKLOG - 4 });
     // Settling one endpoint takes it to the newest event, however many there are after it.
-    await client.query(POSTGRES_FAN_OUT.settle, [2, false]);
+    await client.query(POSTGRES_FAN_OUT.settle, [2]);
     assert.deepEqual(await queued(), { n: 36, first: 1, last: 2 * BACKLOG });
     assert.deepEqual(await positions(), [2 * BACKLOG, 2 * BACKLOG]);
     // A disabled endpoint's settle reads none of the events after it: one probe finds the newest.
     await client.query(`UPDATE webhook_endpoints SET enabled = false, fanned_tx = '0', fanned_seq = 0 WHERE id = 2`);
-    const settle = await analyze(POSTGRES_FAN_OUT.settle, [2, false]);
+    const settle = await analyze(POSTGRES_FAN_OUT.settle, [2]);
     for (const node of settle.filter((node) => node['Relation Name'] === 'events'))
       assert.ok((node['Actual Rows'] ?? 0) <= 1, describeNode(node));
-    await client.query(POSTGRES_FAN_OUT.settle, [2, false]);
+    await client.query(POSTGRES_FAN_OUT.settle, [2]);
     assert.deepEqual(await queued(), { n: 36, first: 1, last: 2 * BACKLOG });
     assert.deepEqual(await positions(), [2 * BACKLOG, 2 * BACKLOG]);
   });

@@ -265,30 +265,6 @@ eachBackend((backend) => {
       assert.deepEqual([await log(retried.id), await log(paused.id)], [[], []]);
     });
 
-    test('a disable by the service first queues what fan-out owed the endpoint: enabled again, it gets it', async (t) => {
-      const store = await fresh(t);
-      const { id } = await endpoint(store);
-      await pets(store, 1);
-      const [sent] = await store.deliveries.claim(claimQuery(later()));
-      assert.ok(sent);
-      // Recorded before the disable, not fanned out to the endpoint yet: no claim has run since.
-      await pets(store, 3);
-      const feed = await store.events.list({ after: undefined, limit: 10 });
-      const owed = feed.outcome === 'page' ? feed.events.slice(1).map((event) => event.seq) : [];
-      assert.equal(owed.length, 3);
-      const gone = { status: 'failed', responseStatus: 410, error: 'answered 410', gone: true } as const;
-      assert.equal(await store.deliveries.finish(outcome(sent, gone)), 'gone');
-      await pets(store, 1);
-      assert.deepEqual(await claimEverything(store), [], 'a disabled endpoint waits');
-      await store.webhooks.update(id, { enabled: true });
-      assert.deepEqual(
-        (await claimEverything(store)).map((delivery) => [delivery.endpoint.id, delivery.event.seq]),
-        owed.map((seq) => [id, seq]),
-        'not the event recorded while it was disabled, nor the disable event (it was enabled until then)',
-      );
-      assert.deepEqual(await claimEverything(store), [], 'each once');
-    });
-
     test('stats count pending deliveries to enabled endpoints; a disabled one keeps its own, unclaimed', async (t) => {
       const store = await fresh(t);
       const { id } = await endpoint(store);

@@ -85,7 +85,7 @@ export class PostgresDeliveryStore implements DeliveryStore {
   constructor(db: Database, fanOut: PostgresFanOut) {
     this.#db = db;
     this.#fanOut = fanOut;
-    this.#finishes = deliveryFinishBatch(db, fanOut, finishValues, DELIVERY_QUERIES.finish);
+    this.#finishes = deliveryFinishBatch(db, finishValues, DELIVERY_QUERIES.finish);
   }
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {

@@ -1,7 +1,6 @@
 import type { AttemptOutcome, AttemptRecorded } from '../records.js';
 import { answers, failures, type ServiceDisable } from '../shared/endpoint-health.js';
 import { recordFailures } from './endpoint-health.js';
-import type { PostgresFanOut } from './fan-out.js';
 import type { Database } from './postgres-db.js';
 import { StatementBatch } from './statement-batch.js';
 
@@ -48,12 +47,7 @@ interface MovedRow {
  * records their endpoints' failing and disables those due (recordFailures); all succeeded, it is one
  * statement, as before endpoints had health.
  */
-async function finish(
-  db: Database,
-  fanOut: PostgresFanOut,
-  outcomes: readonly AttemptOutcome[],
-  moves: Moves,
-): Promise<AttemptRecorded[]> {
+async function finish(db: Database, outcomes: readonly AttemptOutcome[], moves: Moves): Promise<AttemptRecorded[]> {
   const answered = (rows: MovedRow[], disabled = new Map<number, ServiceDisable>()) => {
     const moved = new Set(rows.map((row) => Number(row.delivery_id)));
     return { moved, answers: answers(outcomes, (outcome) => moved.has(outcome.delivery.id), disabled) };
@@ -65,7 +59,7 @@ async function finish(
     const rows = await moves(async (name, text, values) => (await client.query<MovedRow>({ name, text, values })).rows);
     const { moved } = answered(rows);
     const recorded = outcomes.filter((outcome) => moved.has(outcome.delivery.id));
-    return answered(rows, await recordFailures(client, fanOut, failures(recorded))).answers;
+    return answered(rows, await recordFailures(client, failures(recorded))).answers;
   });
 }
 
@@ -75,21 +69,16 @@ async function finish(
  * connections 3.6 ms each and slowed creates by a fifth. Each resolves with whether it was recorded (and
  * whether its endpoint was disabled with it). `one` is the statement for a single outcome.
  */
-export function deliveryFinishBatch(
-  db: Database,
-  fanOut: PostgresFanOut,
-  one: (outcome: AttemptOutcome) => unknown[],
-  oneText: string,
-) {
+export function deliveryFinishBatch(db: Database, one: (outcome: AttemptOutcome) => unknown[], oneText: string) {
   return new StatementBatch<AttemptOutcome, AttemptRecorded, AttemptRecorded[]>({
     one: async (outcome) => {
-      const [answer = false] = await finish(db, fanOut, [outcome], (query) =>
+      const [answer = false] = await finish(db, [outcome], (query) =>
         query('deliveries-finish', oneText, one(outcome)),
       );
       return answer;
     },
     many: (outcomes) =>
-      finish(db, fanOut, outcomes, (query) => query('deliveries-finish-batch', FINISH_BATCH, columns(outcomes))),
+      finish(db, outcomes, (query) => query('deliveries-finish-batch', FINISH_BATCH, columns(outcomes))),
     settle: (_outcomes, answers) => answers,
     gather: (flush) => setTimeout(flush, GATHER_MS),
   });

@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import { type EndpointFailures, healthQueries, type ServiceDisable } from '../shared/endpoint-health.js';
 import { endpointEventRow, type WebhookEndpointRow } from '../shared/webhook-rows.js';
-import type { PostgresFanOut } from './fan-out.js';
 import { recordEvents } from './outbox.js';
 
 // `wait_until`, not paused_until: the disable returns the endpoint's columns, and a like name would be ambiguous.
@@ -25,14 +24,12 @@ const QUERIES = { failing: `${INPUT} ${HEALTH.failing}`, disable: `${INPUT} ${HE
 
 /**
  * Failed attempts' endpoints on PostgreSQL, in the transaction that records the attempts: their failing
- * starts, and those to disable are disabled, each with what fan-out owed it queued (PostgresFanOut.settle)
- * and its `webhook_endpoint.disabled` event. The disable waits for the endpoint's row lock and checks
- * `enabled` again on the row it locked, so of two instances one disables it and records the event.
- * Returns the reasons by endpoint id.
+ * starts, and those to disable are disabled, each with its `webhook_endpoint.disabled` event. The disable
+ * waits for the endpoint's row lock and checks `enabled` again on the row it locked, so of two instances
+ * one disables it and records the event. Returns the reasons by endpoint id.
  */
 export async function recordFailures(
   client: pg.ClientBase,
-  fanOut: PostgresFanOut,
   failures: readonly EndpointFailures[],
 ): Promise<Map<number, ServiceDisable>> {
   const disabled = new Map<number, ServiceDisable>();
@@ -51,10 +48,6 @@ export async function recordFailures(
     values,
   });
   if (rows.length === 0) return disabled;
-  // As on a PATCH disable, what fan-out still owed it is queued to wait for it (before its event is
-  // recorded). No waitForOlder(): in this transaction it would wait for itself; an event whose transaction
-  // is still running counts as recorded while it was disabled.
-  for (const row of rows) await fanOut.settle(client, row.id, true);
   const events = rows.map((row) => ({ type: 'webhook_endpoint.disabled' as const, row: endpointEventRow(row) }));
   await recordEvents(client, events);
   for (const row of rows) disabled.set(row.id, row.disabled_reason as ServiceDisable);

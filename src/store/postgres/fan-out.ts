@@ -60,14 +60,13 @@ export const FAN_OUT_QUERIES = {
     UPDATE webhook_endpoints w SET fanned_tx = t.tx, fanned_seq = t.seq FROM through t WHERE w.id = t.id`,
   /**
    * The endpoint $1, whatever its state, waiting for its lock (its subscription is about to change): if it
-   * is enabled, or $2 (this transaction just disabled it), queues the deliveries of every event after its
-   * position; either way, moves it to the newest event the feed shows (one probe: a disabled endpoint's
-   * events are not read).
+   * is enabled, queues the deliveries of every event after its position; either way, moves it to the
+   * newest event the feed shows (one probe: a disabled endpoint's events are not read).
    */
   settle: `WITH locked AS (${ENDPOINT} WHERE w.id = $1 FOR UPDATE OF w),
     span AS (
       SELECT w.id, e.seq, e.at, ${SUBSCRIBED} AS subscribed
-      FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION}) e WHERE w.enabled OR $2::boolean
+      FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION}) e WHERE w.enabled
     ),
     ${QUEUE},
     newest AS (SELECT tx, seq FROM events WHERE ${ENDED} ORDER BY tx DESC, seq DESC LIMIT 1)
@@ -110,12 +109,10 @@ export class PostgresFanOut {
    * Before an endpoint's subscription changes, in the change's transaction (call waitForOlder() first,
    * outside it): queues what was recorded under the old one (if it is enabled), then moves it past every
    * event the feed shows, so nothing recorded while it was disabled, or of a type it was not subscribed
-   * to, is sent under the new one. `justDisabled`: the service disabled it earlier in this transaction (it
-   * knows which only once the disable has run), so what it was owed while enabled is queued all the same.
+   * to, is sent under the new one.
    */
-  async settle(client: pg.ClientBase, endpoint: number, justDisabled = false): Promise<void> {
-    const values = [endpoint, justDisabled];
-    await client.query({ name: 'fan-out-settle', text: FAN_OUT_QUERIES.settle, values });
+  async settle(client: pg.ClientBase, endpoint: number): Promise<void> {
+    await client.query({ name: 'fan-out-settle', text: FAN_OUT_QUERIES.settle, values: [endpoint] });
   }
 
   /**

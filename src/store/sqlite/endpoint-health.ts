@@ -2,7 +2,6 @@ import type Database from 'better-sqlite3';
 import type { AttemptOutcome, AttemptRecorded } from '../records.js';
 import { answers, failures, healthQueries, type ServiceDisable, succeeded } from '../shared/endpoint-health.js';
 import { endpointEventRow, type WebhookEndpointRow } from '../shared/webhook-rows.js';
-import type { SqliteFanOut } from './fan-out.js';
 import type { SqliteOutbox } from './outbox.js';
 
 const QUERIES = {
@@ -36,14 +35,12 @@ export class SqliteEndpointHealth {
   readonly #failing: Database.Statement<[FailureParams]>;
   readonly #disable: Database.Statement<[FailureParams], WebhookEndpointRow<number>>;
   readonly #outbox: SqliteOutbox;
-  readonly #fanOut: SqliteFanOut;
 
-  constructor(db: Database.Database, outbox: SqliteOutbox, fanOut: SqliteFanOut) {
+  constructor(db: Database.Database, outbox: SqliteOutbox) {
     this.#healed = db.prepare(QUERIES.healed);
     this.#failing = db.prepare(QUERIES.failing);
     this.#disable = db.prepare(QUERIES.disable);
     this.#outbox = outbox;
-    this.#fanOut = fanOut;
   }
 
   /** After the attempt was recorded: its endpoint's health, and what finish() answers. */
@@ -62,8 +59,6 @@ export class SqliteEndpointHealth {
       this.#failing.run(params);
       const row = this.#disable.get(params);
       if (row === undefined) continue;
-      // As on a PATCH disable, what fan-out still owed it is queued to wait for it (before its event is recorded).
-      this.#fanOut.settle(failure.endpoint, true);
       this.#outbox.record('webhook_endpoint.disabled', endpointEventRow(row));
       disabled.set(failure.endpoint, failure.gone ? 'gone' : 'failing');
     }

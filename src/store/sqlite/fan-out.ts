@@ -33,13 +33,12 @@ export const FAN_OUT_QUERIES = {
   behind: `SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND fanned_seq < ${EVENTS_HEAD} LIMIT 1`,
   /**
    * Queues the deliveries of the events after each enabled endpoint's fanned_seq through THROUGH, at most
-   * @span of them (@endpoint: one; @justDisabled: also if this write disabled it). CROSS JOIN keeps the
-   * endpoints outside: each reads its events by seq.
+   * @span of them (@endpoint: one). CROSS JOIN keeps the endpoints outside: each reads its events by seq.
    */
   queue: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
     SELECT e.seq, w.id, 'pending', e.at FROM webhook_endpoints w
     CROSS JOIN events e ON e.seq > w.fanned_seq AND e.seq <= ${THROUGH}
-    WHERE (w.enabled = 1 OR @justDisabled = 1) AND (@endpoint IS NULL OR w.id = @endpoint) AND ${SUBSCRIBED}`,
+    WHERE w.enabled = 1 AND (@endpoint IS NULL OR w.id = @endpoint) AND ${SUBSCRIBED}`,
   advance: `UPDATE webhook_endpoints AS w SET fanned_seq = ${THROUGH}
     WHERE w.enabled = 1 AND w.fanned_seq < ${EVENTS_HEAD}`,
   toNewest: `UPDATE webhook_endpoints SET fanned_seq = ${EVENTS_HEAD} WHERE id = ?`,
@@ -57,7 +56,7 @@ export const FAN_OUT_QUERIES = {
  */
 export class SqliteFanOut {
   readonly #behind: Database.Statement<[], unknown>;
-  readonly #queue: Database.Statement<[{ endpoint: number | null; span: number | null; justDisabled: number }]>;
+  readonly #queue: Database.Statement<[{ endpoint: number | null; span: number | null }]>;
   readonly #advance: Database.Statement<[{ span: number }]>;
   readonly #toNewest: Database.Statement<[number]>;
 
@@ -75,19 +74,17 @@ export class SqliteFanOut {
 
   /** Fans every enabled endpoint out to at most `span` more events of its types (1 or more). */
   step(span: number): void {
-    this.#queue.run({ endpoint: null, span, justDisabled: 0 });
+    this.#queue.run({ endpoint: null, span });
     this.#advance.run({ span });
   }
 
   /**
    * Before an endpoint's subscription changes: queues what was recorded under the old one (if it is
    * enabled), then moves it to the newest event, so that nothing recorded while it was disabled, or of a
-   * type it was not subscribed to, is sent under the new one. `justDisabled`: the service disabled it
-   * earlier in this write (it knows which only once the disable has run), so what it was owed while
-   * enabled is queued all the same.
+   * type it was not subscribed to, is sent under the new one.
    */
-  settle(endpoint: number, justDisabled = false): void {
-    this.#queue.run({ endpoint, span: null, justDisabled: Number(justDisabled) });
+  settle(endpoint: number): void {
+    this.#queue.run({ endpoint, span: null });
     this.#toNewest.run(endpoint);
   }
 }

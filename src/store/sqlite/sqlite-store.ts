@@ -60,7 +60,7 @@ export class SqliteStore implements Store {
     this.apiKeys = new SqliteApiKeyStore(db, this.#writes);
     const fanOut = new SqliteFanOut(db);
     this.webhooks = new SqliteWebhookStore(db, this.#writes, fanOut);
-    this.deliveries = new SqliteDeliveryStore(db, this.#writes, fanOut, new SqliteEndpointHealth(db, outbox, fanOut));
+    this.deliveries = new SqliteDeliveryStore(db, this.#writes, fanOut, new SqliteEndpointHealth(db, outbox));
     this.redeliveries = new SqliteRedeliveryStore(db, this.#writes);
     this.#stopWalChecks = shrinkSwollenWal(db);
   }
