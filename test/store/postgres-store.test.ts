@@ -4,6 +4,7 @@ import pg from 'pg';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PET_QUERIES } from '../../src/store/postgres/pets.js';
+import { Database } from '../../src/store/postgres/postgres-db.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { claimEverything } from '../helpers/claims.js';
 import { BACKENDS, createPostgresSchema, postgresConfig, postgresStoreWithClient } from '../helpers/stores.js';
@@ -19,6 +20,31 @@ function explainable(sql: string, values: unknown[]): string {
 }
 
 describe('postgres store', { skip }, () => {
+  test("a statement on its own that is a deadlock's victim runs again, and ends once the other side has", async (t) => {
+    const schema = await createPostgresSchema();
+    t.after(() => schema.drop());
+    const pool = new pg.Pool({ connectionString: schema.url, max: 1 });
+    t.after(() => pool.end());
+    const other = new pg.Client({ connectionString: schema.url });
+    await other.connect();
+    t.after(() => other.end());
+    await other.query('BEGIN');
+    // Its own check comes late, so the statement's, after the default 1 s, finds the deadlock: the victim.
+    await other.query("SET LOCAL deadlock_timeout = '20s'");
+    await other.query('SELECT pg_advisory_xact_lock(1)');
+    // Takes lock 2, then waits for 1 ...
+    const statement = new Database(pool).rows(
+      'deadlock',
+      'SELECT pg_advisory_xact_lock(2), pg_advisory_xact_lock(1)',
+      [],
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // ... which waits for 2: a deadlock. Without a retry the statement fails with 40P01.
+    await other.query('SELECT pg_advisory_xact_lock(2)');
+    await other.query('COMMIT');
+    assert.equal((await statement).length, 1);
+  });
+
   test('the feed holds an event back while a transaction that began writing before it is open', async (t) => {
     const { store, client } = await postgresStoreWithClient(t);
     // A writer that takes no lock the store's own writes wait for (pet creates share the id-order lock).

@@ -1,6 +1,12 @@
 import type pg from 'pg';
 import { StoreUnavailableError } from '../store-errors.js';
-import { translatePgError } from './postgres-errors.js';
+import { isDeadlock, translatePgError } from './postgres-errors.js';
+
+/**
+ * Times a statement on its own is run again after being a deadlock's victim (e.g. a resend meeting the
+ * attempt of the same delivery being recorded), before the error is the caller's.
+ */
+const DEADLOCK_RETRIES = 2;
 
 /** The pool, with every failure translated: database outages become StoreUnavailableError. */
 export class Database {
@@ -10,7 +16,10 @@ export class Database {
     this.#pool = pool;
   }
 
-  /** One statement, prepared per connection under `name`; database outages become StoreUnavailableError. */
+  /**
+   * One statement, prepared per connection under `name`; database outages become StoreUnavailableError. A
+   * deadlock's victim runs again (DEADLOCK_RETRIES).
+   */
   async rows<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], keyName?: string) {
     return (await this.#query<R>(name, text, values, keyName)).rows;
   }
@@ -21,10 +30,13 @@ export class Database {
   }
 
   async #query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], keyName?: string) {
-    try {
-      return await this.#pool.query<R>({ name, text, values });
-    } catch (error) {
-      throw translatePgError(error, keyName === undefined ? {} : { keyName });
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this.#pool.query<R>({ name, text, values });
+      } catch (error) {
+        if (isDeadlock(error) && retry < DEADLOCK_RETRIES) continue;
+        throw translatePgError(error, keyName === undefined ? {} : { keyName });
+      }
     }
   }
 

@@ -46,6 +46,14 @@ export function isUnavailable(error: unknown): boolean {
   return typeof message === 'string' && DRIVER_MESSAGES.some((pattern) => pattern.test(message));
 }
 
+/**
+ * SQLSTATE 40P01: the server ended this statement's transaction to break a deadlock. Nothing of it was
+ * written, and the other side goes on, so a statement that ran on its own may simply run again.
+ */
+export function isDeadlock(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === '40P01';
+}
+
 /** Maps a pg error to the store's own errors; anything else passes through unchanged. */
 export function translatePgError(error: unknown, context: { keyName?: string } = {}): unknown {
   if (isUnavailable(error)) return new StoreUnavailableError(error);

@@ -20,7 +20,7 @@ export function resendRefusal(facts: ResendFacts): ResendResult | undefined {
   if (facts.endpoint === null) return { outcome: 'endpoint_not_found' };
   if (facts.type === null) return { outcome: 'event_not_found' };
   if (!facts.subscribed) return { outcome: 'not_subscribed', type: facts.type };
-  if (facts.owed) return { outcome: 'pending', enabled: true };
+  if (facts.owed) return { outcome: 'pending', enabled: Boolean(facts.enabled) };
   return undefined;
 }
 
