@@ -38,9 +38,10 @@ async function hammer(instances: Harness[], connections: number, ms: number): Pr
 describe('Redis limits without a Redis call per request', () => {
   test('two instances hammering one key get RPS × 5 s + BURST, within 10 %', async (t) => {
     const prefix = `petstore-test:${randomBytes(4).toString('hex')}:`;
-    // A rate this process offers several times over even on a slow, busy machine (it reached 80/s while other
-    // suites ran on both cores): the test is of the limit, not of how fast fetch goes.
-    const rate: Rate = { perSecond: 50, burst: 50 };
+    // A rate this process offers several times over even on a slow, busy machine (in the full suite on two
+    // cores it offered only 52-60/s, under the 50/s this test used to ask): the test is of the limit, not of
+    // how fast fetch goes.
+    const rate: Rate = { perSecond: 20, burst: 20 };
     const h = await startHarness(t, backend, { rateLimit: () => ({ limiter: redisLimiter(t, prefix), perKey: rate }) });
     const other = await h.startInstance();
     // Warmed up on another key first: a cold start would miss part of the first quarter second's burst.
@@ -57,8 +58,8 @@ describe('Redis limits without a Redis call per request', () => {
     const ok = last.get(200);
     const tooMany = last.get(429);
     assert.ok(ok && tooMany);
-    assert.equal(ok.headers.get('ratelimit-policy'), '"default";q=50;w=1');
-    assert.match(ok.headers.get('ratelimit') ?? '', /^"default";r=([0-9]|[1-4][0-9]|50);t=[01]$/);
+    assert.equal(ok.headers.get('ratelimit-policy'), '"default";q=20;w=1');
+    assert.match(ok.headers.get('ratelimit') ?? '', /^"default";r=([0-9]|1[0-9]|20);t=[01]$/);
     assert.equal(tooMany.headers.get('retry-after'), '1');
     assert.match(tooMany.headers.get('ratelimit') ?? '', /^"default";r=0;t=1$/);
   });
