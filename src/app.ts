@@ -12,7 +12,12 @@ import { webhookTestSendRoutes } from './api/webhook-test-send.js';
 import { webhookRoutes } from './api/webhooks.js';
 import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
-import { DEFAULT_EVENT_RETENTION_DAYS, DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from './config/config.js';
+import {
+  DEFAULT_ENDPOINTS_PER_OWNER,
+  DEFAULT_EVENT_RETENTION_DAYS,
+  DEFAULT_EVENT_STREAM_LIMITS,
+  type EventStreamLimits,
+} from './config/config.js';
 import { CursorCodec } from './domain/cursor.js';
 import { EventCursors } from './domain/event-cursor.js';
 import { errorHandler } from './errors/error-handler.js';
@@ -58,10 +63,12 @@ export interface AppOptions {
   readonly webhooks?: { readonly allowPrivateUrls: boolean; readonly lookup?: Lookup };
   /** Between the live event stream's keep-alive comments; 15 s when absent (tests shorten it). */
   readonly eventStreamKeepAliveMs?: number;
-  /** EVENT_STREAMS_PER_KEY, EVENT_STREAMS, EVENT_STREAM_BUFFER_BYTES; their defaults when absent. */
+  /** EVENT_STREAMS_PER_OWNER, EVENT_STREAMS, EVENT_STREAM_BUFFER_BYTES; their defaults when absent. */
   readonly eventStreams?: EventStreamLimits | undefined;
   /** EVENT_RETENTION_DAYS: how long events are kept (the purge), and the feed's 410; 30 when absent. */
   readonly eventRetentionDays?: number;
+  /** WEBHOOK_ENDPOINTS_PER_OWNER; its default when absent. */
+  readonly webhookEndpointsPerOwner?: number;
   /** Sends webhooks from this app, to `webhooks`' targets (start-server does); off when absent, as in most tests. */
   readonly webhookDelivery?: DeliveryOptions | undefined;
 }
@@ -134,7 +141,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     allowPrivate: options.webhooks?.allowPrivateUrls ?? false,
     lookup: options.webhooks?.lookup ?? systemLookup,
   };
-  await app.register(webhookRoutes, { ...routes, targets });
+  const endpointsPerOwner = options.webhookEndpointsPerOwner ?? DEFAULT_ENDPOINTS_PER_OWNER;
+  await app.register(webhookRoutes, { ...routes, targets, endpointsPerOwner });
   await app.register(webhookDeliveryRoutes, routes);
   const retentionDays = options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS;
   await app.register(webhookRedeliveryRoutes, { ...routes, eventRetentionDays: retentionDays });

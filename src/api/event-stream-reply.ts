@@ -13,6 +13,7 @@ import { ref } from '../schemas/ref.js';
 import type { EventRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { cursorPosition } from './event-cursor-position.js';
+import { ownerSeen } from './owner-access.js';
 
 /** The 15 s the interface promises between comment lines, unless the app is built with another. */
 export const KEEP_ALIVE_MS = 15_000;
@@ -26,7 +27,7 @@ export interface EventStreamRouteOptions {
   readonly keepAliveMs: number;
   readonly retentionDays: number;
   readonly limits: EventStreamLimits;
-  /** The streams open in this process, per key: EVENT_STREAMS_PER_KEY and EVENT_STREAMS bound them. */
+  /** The streams open in this process, per owner: EVENT_STREAMS_PER_OWNER and EVENT_STREAMS bound them. */
   readonly slots: StreamSlots;
 }
 
@@ -64,7 +65,7 @@ async function opening(
   { cursor, type }: { readonly cursor?: string | undefined; readonly type?: EventType | undefined },
 ): Promise<{ after: EventPosition; first: readonly EventRecord[] }> {
   const after = await startOf(request, options, cursor, type);
-  const page = await options.store.events.list({ after, limit: STREAM_BATCH, type });
+  const page = await options.store.events.list({ after, limit: STREAM_BATCH, type, owner: ownerSeen(request) });
   if (page.outcome === 'gone') throw ERRORS.eventsExpired.create(options.retentionDays);
   return { after, first: page.events };
 }
@@ -85,8 +86,8 @@ export async function replyWithEventStream(
   const { store, cursors, bell, keepAliveMs, limits, slots } = options;
   const { type } = query;
   // Before any store read: a refused stream costs nothing. The route's `read` scope has found the key.
-  const slot = slots.take(request.apiKey?.id ?? 0);
-  if (slot === 'key') throw ERRORS.streamsPerKey.create(limits.perKey);
+  const slot = slots.take(request.apiKey?.owner ?? '');
+  if (slot === 'owner') throw ERRORS.streamsPerOwner.create(limits.perOwner);
   if (slot === 'process') throw ERRORS.streamsPerProcess.create(limits.perProcess);
   let start: Awaited<ReturnType<typeof opening>>;
   try {
@@ -105,6 +106,7 @@ export async function replyWithEventStream(
     bell,
     ...start,
     type,
+    owner: ownerSeen(request),
     frame,
     keepAliveMs,
     bufferBytes: limits.bufferBytes,

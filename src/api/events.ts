@@ -16,6 +16,7 @@ import { ref } from '../schemas/ref.js';
 import type { Store } from '../store/store.js';
 import { cursorPosition } from './event-cursor-position.js';
 import { KEEP_ALIVE_MS, replyWithEventStream } from './event-stream-reply.js';
+import { ownerSeen } from './owner-access.js';
 
 export interface EventRouteOptions {
   readonly store: Store;
@@ -100,7 +101,7 @@ const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, options
       }
       const { limit = PAGE_LIMIT_DEFAULT, type, cursor } = request.query;
       const after = startOf(cursor, type);
-      const page = await store.events.list({ after, limit, type });
+      const page = await store.events.list({ after, limit, type, owner: ownerSeen(request) });
       if (page.outcome === 'gone') throw ERRORS.eventsExpired.create(retentionDays);
       const position = page.events.at(-1)?.position ?? after ?? FEED_START;
       const next = cursors.encode({ position, filter: type ?? '' });

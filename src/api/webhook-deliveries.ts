@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import { ERRORS } from '../errors/catalogue.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../openapi/error-responses.js';
 import { eventSeq } from '../representations/resources.js';
@@ -10,6 +9,7 @@ import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { ref } from '../schemas/ref.js';
 import { WebhookIdParams } from '../schemas/webhook.js';
 import { DeliveryAttempt, WebhookDeliveriesQuery } from '../schemas/webhook-delivery.js';
+import { visibleEndpoint } from './owner-access.js';
 import type { RouteOptions } from './route-options.js';
 import { SCOPE, SECURITY, TAGS } from './webhook-operation.js';
 
@@ -42,7 +42,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, cur
     async (request, reply) => {
       const { webhookId } = request.params;
       const { limit = PAGE_LIMIT_DEFAULT, status, eventId, cursor } = request.query;
-      if ((await store.webhooks.get(webhookId)) === undefined) throw ERRORS.webhookNotFound.create(webhookId);
+      await visibleEndpoint(store, request, webhookId);
       const path = `/v1/webhooks/${webhookId}/deliveries`;
       const filter = { status, eventSeq: eventId === undefined ? undefined : eventSeq(eventId) };
       // Newest first: the pager's position is the last (lowest) id shown, and the next page starts below it.

@@ -8,6 +8,7 @@ import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import { WebhookIdParams } from '../schemas/webhook.js';
 import { RecoveryAccepted, ResendAccepted, WebhookRecovery, WebhookResend } from '../schemas/webhook-redelivery.js';
+import { visibleEndpoint } from './owner-access.js';
 import type { RouteOptions } from './route-options.js';
 import { SCOPE, SECURITY, TAGS, WITH_BODY } from './webhook-operation.js';
 
@@ -54,6 +55,7 @@ const routes: FastifyPluginAsyncTypebox<RedeliveryRouteOptions> = async (app, { 
     async (request, reply) => {
       const { webhookId } = request.params;
       const { eventId } = request.body;
+      await visibleEndpoint(store, request, webhookId);
       const query = { endpointId: webhookId, eventSeq: eventSeq(eventId), now: clock() };
       const result = await store.redeliveries.resend(query);
       switch (result.outcome) {
@@ -95,6 +97,7 @@ const routes: FastifyPluginAsyncTypebox<RedeliveryRouteOptions> = async (app, { 
     },
     async (request, reply) => {
       const { webhookId } = request.params;
+      await visibleEndpoint(store, request, webhookId);
       const now = clock();
       const since = instant(request.body.since, 'body.since');
       const until = request.body.until === undefined ? now : instant(request.body.until, 'body.until');

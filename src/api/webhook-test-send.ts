@@ -7,6 +7,7 @@ import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import { WebhookIdParams } from '../schemas/webhook.js';
 import { TestSendAccepted } from '../schemas/webhook-test.js';
+import { visibleEndpoint } from './owner-access.js';
 import type { RouteOptions } from './route-options.js';
 import { SCOPE, SECURITY, TAGS } from './webhook-operation.js';
 
@@ -37,6 +38,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, clo
     },
     async (request, reply) => {
       const { webhookId } = request.params;
+      await visibleEndpoint(store, request, webhookId);
       const sent = await store.redeliveries.sendTest({ endpointId: webhookId, now: clock() });
       if (sent === undefined) throw ERRORS.webhookNotFound.create(webhookId);
       return reply.code(202).send({ eventId: eventId(sent.seq), endpointEnabled: sent.enabled });

@@ -26,18 +26,21 @@ import {
 } from '../schemas/webhook.js';
 import type { WebhookEndpointRecord } from '../store/webhook-endpoint-records.js';
 import { checkTargetUrl, type TargetPolicy } from '../webhooks/target-policy.js';
+import { ownerActedFor, ownerSeen, visibleEndpoint } from './owner-access.js';
 import type { RouteOptions } from './route-options.js';
 import { SCOPE, SECURITY, TAGS, WITH_BODY } from './webhook-operation.js';
 
 export interface WebhookRouteOptions extends RouteOptions {
   /** Where endpoints may point (WEBHOOK_ALLOW_PRIVATE_URLS), and the resolver their host names are checked with. */
   readonly targets: TargetPolicy;
+  /** WEBHOOK_ENDPOINTS_PER_OWNER: one more is 409. */
+  readonly endpointsPerOwner: number;
 }
 
 /** Webhook endpoints: where events are pushed (their deliveries log: webhook-deliveries.ts). */
 const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
   app,
-  { store, clock, cursors, links, targets },
+  { store, clock, cursors, links, targets, endpointsPerOwner },
 ) => {
   const endpoints = new Pager(cursors.webhooks, links, '/v1/webhooks', app.storeCache);
   const location = (endpoint: WebhookEndpointRecord) => links.to(`/v1/webhooks/${endpoint.id}`);
@@ -69,20 +72,17 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
             description: 'The endpoint, enabled, with its signing secret (shown only here).',
             headers: { Location: { type: 'string', description: 'URL of the endpoint.' } },
           }),
-          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', ...WITH_BODY),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'conflict', ...WITH_BODY),
         },
       },
     },
     async (request, reply) => {
       const { url, events = [...DEFAULT_SUBSCRIPTION], description } = request.body;
+      const owner = ownerActedFor(request, request.body.owner);
       await allowTarget(url);
-      const endpoint = await store.webhooks.create({
-        url,
-        events,
-        description: description ?? null,
-        secret: generateWebhookSecret(),
-        createdAt: clock(),
-      });
+      const record = { owner, url, events, description: description ?? null, secret: generateWebhookSecret() };
+      const endpoint = await store.webhooks.create({ ...record, createdAt: clock() }, endpointsPerOwner);
+      if (endpoint === undefined) throw ERRORS.endpointsPerOwner.create(owner, endpointsPerOwner);
       reply.code(201).header('location', location(endpoint));
       return toCreatedWebhookEndpoint(endpoint);
     },
@@ -107,8 +107,11 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
     },
     async (request, reply) => {
       const { limit = PAGE_LIMIT_DEFAULT, cursor } = request.query;
-      return endpoints.send(reply, { limit, cursor }, (page) =>
-        store.webhooks.list(page).then((records) => records.map(toWebhookEndpoint)),
+      // The owner is a filter of the page (its cache key and its cursor), so no page is shown to another owner.
+      const owner =
+        request.query.owner === undefined ? ownerSeen(request) : ownerActedFor(request, request.query.owner);
+      return endpoints.send(reply, { limit, cursor, filters: { owner } }, (page) =>
+        store.webhooks.list({ ...page, owner }).then((records) => records.map(toWebhookEndpoint)),
       );
     },
   );
@@ -132,8 +135,7 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
       },
     },
     async (request) => {
-      const { webhookId } = request.params;
-      return toWebhookEndpoint(found(webhookId, await store.webhooks.get(webhookId)));
+      return toWebhookEndpoint(await visibleEndpoint(store, request, request.params.webhookId));
     },
   );
 
@@ -162,6 +164,7 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
     async (request) => {
       const { webhookId } = request.params;
       const change = request.body;
+      await visibleEndpoint(store, request, webhookId);
       if (change.url !== undefined) await allowTarget(change.url);
       return toWebhookEndpoint(found(webhookId, await store.webhooks.update(webhookId, change)));
     },
@@ -198,6 +201,7 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
     async (request) => {
       const { webhookId } = request.params;
       const { previousSecretExpiresIn = PREVIOUS_SECRET_SECONDS.default } = request.body;
+      await visibleEndpoint(store, request, webhookId);
       const previousExpiresAt =
         previousSecretExpiresIn === 0 ? null : new Date(clock().getTime() + previousSecretExpiresIn * 1000);
       const rotation = { secret: generateWebhookSecret(), previousExpiresAt };
@@ -225,6 +229,7 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
     },
     async (request, reply) => {
       const { webhookId } = request.params;
+      await visibleEndpoint(store, request, webhookId);
       if (!(await store.webhooks.remove(webhookId))) throw ERRORS.webhookNotFound.create(webhookId);
       return reply.code(204).send(null);
     },

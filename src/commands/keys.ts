@@ -1,6 +1,7 @@
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { parseScopes } from '../domain/api-key.js';
+import { isOwner, OWNER_PROBLEM, ownerFromKeyName } from '../domain/owner.js';
 import { issueApiKey, KEY_NAME_PROBLEM, KEY_NAME_RULE } from '../services/api-keys.js';
 import { openStore } from '../store/open-store.js';
 import type { ApiKeyRecord } from '../store/records.js';
@@ -34,7 +35,7 @@ function usage<T>(parse: () => T): T {
 }
 
 const KEYS_USAGE = `Usage:
-  petstore keys create --name NAME [--scopes read,write] [--expires DATE]
+  petstore keys create --name NAME [--owner OWNER] [--scopes read,write,webhooks,admin] [--expires DATE]
   petstore keys list [--json]
   petstore keys revoke ID|NAME`;
 
@@ -63,12 +64,18 @@ function table(rows: string[][]): string {
 async function create(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
   const { values } = parseOptions(args, {
     name: { type: 'string' },
+    owner: { type: 'string' },
     scopes: { type: 'string' },
     expires: { type: 'string' },
   });
   const { name } = values;
   if (name === undefined) throw new UsageError('keys create needs --name NAME');
   if (!KEY_NAME_RULE.test(name)) throw new UsageError(KEY_NAME_PROBLEM);
+  const owner = values.owner ?? ownerFromKeyName(name);
+  if (owner === undefined) {
+    throw new UsageError(`the key name "${name}" is no owner name (${OWNER_PROBLEM}): give --owner OWNER`);
+  }
+  if (!isOwner(owner)) throw new UsageError(`--owner: ${OWNER_PROBLEM}, got "${owner}"`);
   const scopes = values.scopes === undefined ? undefined : usage(() => parseScopes(values.scopes as string));
   const expiresAt = values.expires === undefined ? null : parseExpiry(values.expires);
   // A key that expired before it was issued is a mistake in the command line, like an impossible date.
@@ -79,6 +86,7 @@ async function create(config: Config, args: string[], out: NodeJS.WritableStream
   try {
     const issued = await issueApiKey(store, systemClock, {
       name,
+      owner,
       expiresAt,
       ...(scopes === undefined ? {} : { scopes }),
     });
@@ -104,10 +112,11 @@ async function list(config: Config, args: string[], out: NodeJS.WritableStream):
       return;
     }
     const now = systemClock();
-    const header = ['ID', 'NAME', 'PREFIX', 'SCOPES', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'];
+    const header = ['ID', 'NAME', 'OWNER', 'PREFIX', 'SCOPES', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'];
     const rows = keys.map((key) => [
       String(key.id),
       key.name,
+      key.owner,
       `${key.prefix}…`,
       key.scopes.join(','),
       state(key, now),

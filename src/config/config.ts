@@ -1,5 +1,6 @@
 import { type DatabaseConfig, parseDatabaseUrl } from './database-url.js';
 import { DEFAULT_DISABLE_AFTER, parseDisableAfter } from './disable-after.js';
+import { DEFAULT_PORTAL_LINK_TTL, parsePortalLinkTtl } from './portal-link-ttl.js';
 import { checkRetentionOutlastsRetries } from './retention-bound.js';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './retry-schedule.js';
 import { parseTrustProxy } from './trust-proxy.js';
@@ -54,13 +55,20 @@ export interface Config {
    * (WEBHOOK_DISABLE_AFTER); undefined: never for failing (a 410 Gone disables it at once all the same).
    */
   readonly webhookDisableAfterMs: number | undefined;
+  /** WEBHOOK_ENDPOINTS_PER_OWNER: endpoints one owner may have; one more is 409. */
+  readonly webhookEndpointsPerOwner: number;
+  /** PORTAL_LINK_TTL: how long a portal link, and the session it opens, lasts, in ms. */
+  readonly portalLinkTtlMs: number;
   readonly eventStreams: EventStreamLimits;
 }
 
 /** Bounds on live event streams (Server-Sent Events), per process. */
 export interface EventStreamLimits {
-  /** EVENT_STREAMS_PER_KEY: streams one API key may hold open at once; more are 429. */
-  readonly perKey: number;
+  /**
+   * EVENT_STREAMS_PER_OWNER: streams one owner's keys may hold open at once, all together; more are 429. The
+   * older EVENT_STREAMS_PER_KEY is read as its value when it is not set.
+   */
+  readonly perOwner: number;
   /** EVENT_STREAMS: streams the process serves at once, all keys together; more are 429. */
   readonly perProcess: number;
   /** EVENT_STREAM_BUFFER_BYTES: what a stream may hold unsent before it is dropped (its client is not reading). */
@@ -71,9 +79,10 @@ export interface EventStreamLimits {
  * Each stream reads the store on every wake, so their number, not their bytes, is what costs the API
  * (docs/decisions.md, "Events": bounds on streams).
  */
-export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = { perKey: 20, perProcess: 500, bufferBytes: 65_536 };
+export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = { perOwner: 20, perProcess: 500, bufferBytes: 65_536 };
 
 export const DEFAULT_EVENT_RETENTION_DAYS = 30;
+export const DEFAULT_ENDPOINTS_PER_OWNER = 50;
 
 /** Reads and validates the environment. The only place in the service that looks at process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -112,11 +121,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', nonEmpty(env.WEBHOOK_TIMEOUT_MS), 10_000, 100, 600_000),
     webhookRetrySchedule: parseRetrySchedule(retryScheduleText),
     webhookDisableAfterMs: parseDisableAfter(nonEmpty(env.WEBHOOK_DISABLE_AFTER) ?? DEFAULT_DISABLE_AFTER),
+    webhookEndpointsPerOwner: parseInteger(
+      'WEBHOOK_ENDPOINTS_PER_OWNER',
+      nonEmpty(env.WEBHOOK_ENDPOINTS_PER_OWNER),
+      DEFAULT_ENDPOINTS_PER_OWNER,
+      1,
+      100_000,
+    ),
+    portalLinkTtlMs: parsePortalLinkTtl(nonEmpty(env.PORTAL_LINK_TTL) ?? DEFAULT_PORTAL_LINK_TTL),
     eventStreams: {
-      perKey: parseInteger(
-        'EVENT_STREAMS_PER_KEY',
-        nonEmpty(env.EVENT_STREAMS_PER_KEY),
-        DEFAULT_EVENT_STREAM_LIMITS.perKey,
+      perOwner: parseInteger(
+        env.EVENT_STREAMS_PER_OWNER === undefined && env.EVENT_STREAMS_PER_KEY !== undefined
+          ? 'EVENT_STREAMS_PER_KEY'
+          : 'EVENT_STREAMS_PER_OWNER',
+        nonEmpty(env.EVENT_STREAMS_PER_OWNER) ?? nonEmpty(env.EVENT_STREAMS_PER_KEY),
+        DEFAULT_EVENT_STREAM_LIMITS.perOwner,
         1,
         10_000,
       ),

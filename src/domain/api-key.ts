@@ -13,8 +13,20 @@ const KEY_LENGTH = KEY_PREFIX.length + RANDOM_CHARS + CHECKSUM_CHARS;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${RANDOM_CHARS + CHECKSUM_CHARS}}$`);
 
-export const SCOPES = ['read', 'write'] as const;
+/**
+ * `read`: pets, orders, the feed; `write`: create pets, place and change orders; `webhooks`: its owner's
+ * webhook endpoints; `admin`: every owner's endpoints (and so `webhooks` too).
+ */
+export const SCOPES = ['read', 'write', 'webhooks', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** What `keys create` gives a key unless told otherwise: everything but other owners' endpoints. */
+export const DEFAULT_SCOPES: readonly Scope[] = ['read', 'webhooks', 'write'];
+
+/** Whether a key with these scopes may do what `needed` allows: `admin` implies `webhooks`. */
+export function grants(scopes: readonly Scope[], needed: Scope): boolean {
+  return scopes.includes(needed) || (needed === 'webhooks' && scopes.includes('admin'));
+}
 
 function base62(value: number, width: number): string {
   let out = '';
@@ -64,7 +76,7 @@ export function parseScopes(text: string): Scope[] {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
-  if (scopes.length === 0) throw new Error('--scopes needs at least one of: read, write');
+  if (scopes.length === 0) throw new Error(`--scopes needs at least one of: ${SCOPES.join(', ')}`);
   for (const scope of scopes) {
     if (!(SCOPES as readonly string[]).includes(scope)) {
       throw new Error(`unknown scope "${scope}"; scopes are: ${SCOPES.join(', ')}`);

@@ -141,14 +141,20 @@ export const ERRORS = {
     'forbidden',
     (scope: string) => `this API key lacks the "${scope}" scope this operation needs`,
   ),
+  otherOwner: errorKind(
+    'forbidden',
+    (owner: string) => `this API key acts for owner "${owner}" only; naming another owner needs the "admin" scope`,
+  ),
   keyOverLimit: errorKind(
     'rate_limited',
     (seconds: number) => `this API key is over its rate limit; retry after ${seconds} s`,
     retryAfter,
   ),
-  streamsPerKey: errorKind(
+  streamsPerOwner: errorKind(
     'rate_limited',
-    (limit: number) => `this API key already has ${limit} event streams open, the most it may; close one first`,
+    (limit: number) =>
+      `this API key's owner already has ${limit} event streams open, all its keys together, the most it may ` +
+      '(EVENT_STREAMS_PER_OWNER); close one first',
     STREAM_RETRY_AFTER,
   ),
   streamsPerProcess: errorKind(
@@ -180,6 +186,11 @@ export const ERRORS = {
     'method_not_allowed',
     (method: string, allow: string) => `${method} is not allowed here; allowed: ${allow}`,
     (_method: string, allow: string) => ({ allow }),
+  ),
+  endpointsPerOwner: errorKind(
+    'conflict',
+    (owner: string, bound: number) =>
+      `owner "${owner}" has ${bound} webhook endpoints, the most it may (WEBHOOK_ENDPOINTS_PER_OWNER); delete one first`,
   ),
   petNotAvailable: errorKind('conflict', (id: number, status: string) => `pet ${id} is ${status}, not available`),
   orderMoveRefused: errorKind(

@@ -21,6 +21,8 @@ export interface EventStreamOptions {
   /** The first events after it, already read (the route read them to answer 410 before any frame). */
   readonly first: readonly EventRecord[];
   readonly type: EventType | undefined;
+  /** Events about endpoints of this owner only; every owner's when undefined (admin keys). */
+  readonly owner: string | undefined;
   /** The Server-Sent Events frame of one event. */
   readonly frame: (record: EventRecord) => string;
   readonly keepAliveMs: number;
@@ -147,9 +149,9 @@ export class EventStream extends Readable implements FeedListener {
 
   /** The next batch; undefined when the stream must end. */
   async #read(): Promise<readonly EventRecord[] | undefined> {
-    const { events, type, log } = this.#options;
+    const { events, type, owner, log } = this.#options;
     try {
-      const page = await events.list({ after: this.#position, limit: STREAM_BATCH, type });
+      const page = await events.list({ after: this.#position, limit: STREAM_BATCH, type, owner });
       if (page.outcome === 'page') return page.events;
       log.warn('event stream ended: retention removed events it had not sent yet');
     } catch (error) {

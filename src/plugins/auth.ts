@@ -2,16 +2,18 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import fp from 'fastify-plugin';
 import type { RequestCache } from '../cache/store-cache.js';
 import type { Clock } from '../clock.js';
-import { hashApiKey, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
+import { grants, hashApiKey, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
 import { ApiError } from '../errors/api-error.js';
 import { ERRORS } from '../errors/catalogue.js';
 import type { ApiKeyWithHash } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { StoreUnavailableError } from '../store/store-errors.js';
 
-interface AuthenticatedKey {
+export interface AuthenticatedKey {
   readonly id: number;
   readonly name: string;
+  /** Whose webhook endpoints it manages (src/api/owner-access.ts). */
+  readonly owner: string;
   readonly scopes: readonly Scope[];
 }
 
@@ -109,7 +111,7 @@ class Authenticator {
       this.#touched.set(record.id, now.getTime());
       this.#touch(record.id, now);
     }
-    return { id: record.id, name: record.name, scopes: record.scopes };
+    return { id: record.id, name: record.name, owner: record.owner, scopes: record.scopes };
   }
 }
 
@@ -130,7 +132,7 @@ export const auth = fp(
       if (key instanceof ApiError) throw await app.failedAuthentication(request, key);
       request.apiKey = key;
       const scope = request.routeOptions.config.scope;
-      if (scope !== undefined && !key.scopes.includes(scope)) throw ERRORS.scopeMissing.create(scope);
+      if (scope !== undefined && !grants(key.scopes, scope)) throw ERRORS.scopeMissing.create(scope);
     });
   },
   // The failed-authentication limit answers the requests whose key is missing or invalid.

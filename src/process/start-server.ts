@@ -56,6 +56,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       },
       eventRetentionDays: config.eventRetentionDays,
       eventStreams: config.eventStreams,
+      webhookEndpointsPerOwner: config.webhookEndpointsPerOwner,
       limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
       metricsAcrossWorkers: options.worker === true,
     });

@@ -32,6 +32,7 @@ export function toOrder(record: OrderRecord): Order {
 export function toEndpointView(endpoint: WebhookEndpointSnapshot): WebhookEndpoint {
   return {
     id: endpoint.id,
+    owner: endpoint.owner,
     url: endpoint.url,
     events: [...endpoint.events],
     description: endpoint.description,

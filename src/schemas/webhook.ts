@@ -1,8 +1,10 @@
 import { type Static, Type } from 'typebox';
 import { DISABLED_REASONS, type DisabledReason } from '../domain/disabled-reason.js';
 import type { EventType } from '../domain/event-types.js';
+import { OWNER_PROBLEM, OWNER_RULE } from '../domain/owner.js';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
 import { Int64 } from './int64.js';
+import { PATTERN_MESSAGE } from './keywords.js';
 import { PageLimit } from './page.js';
 
 const WEBHOOK_URL_MAX_CHARS = 2048;
@@ -19,6 +21,15 @@ const Url = Type.String({
 const events = (description: string) =>
   Type.Array(Type.Unsafe<EventType>({ $ref: 'EventType' }), { minItems: 1, uniqueItems: true, description });
 const Events = events('The event types sent to the endpoint; each at most once.');
+
+const owner = (description: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: OWNER_RULE.source,
+    [PATTERN_MESSAGE]: `must be an owner name: ${OWNER_PROBLEM.replace(/^an owner is /, '')}`,
+    description,
+  });
 
 const Description = Type.String({ maxLength: WEBHOOK_DESCRIPTION_MAX_CHARS, description: 'Free text for people.' });
 
@@ -37,6 +48,9 @@ const PreviousSecretExpiresAt = Type.Union([Type.String({ format: 'date-time' })
 
 const ENDPOINT_PROPERTIES = {
   id: Int64({ minimum: 1, description: 'Assigned by the service.' }),
+  owner: owner(
+    'The partner it belongs to: only keys of this owner, and admin keys, see it, change it and its deliveries.',
+  ),
   url: Url,
   events: Events,
   description: Type.Union([Description, Type.Null()]),
@@ -86,6 +100,9 @@ export const NewWebhookEndpoint = Type.Object(
       events('The event types to send, each at most once; by default every type but `webhook_endpoint.disabled`.'),
     ),
     description: Type.Optional(Description),
+    owner: Type.Optional(
+      owner("Whose endpoint it is; by default the key's own owner. Naming another owner needs the `admin` scope."),
+    ),
   },
   { $id: 'NewWebhookEndpoint', additionalProperties: false, description: 'Registers an endpoint, enabled.' },
 );
@@ -136,10 +153,16 @@ export const RotatedWebhookSecret = Type.Object(
 );
 export type RotatedWebhookSecret = Static<typeof RotatedWebhookSecret>;
 
-/** The query of the endpoints list: no filter, so the cursor is bound to the list alone. */
+/** The query of the endpoints list: its cursor is bound to the owner filter. */
 export const WebhookPageQuery = Type.Object(
   {
     limit: PageLimit,
+    owner: Type.Optional(
+      owner(
+        "Only this owner's endpoints. A key without `admin` sees only its own owner's anyway, and naming " +
+          'another is 403.',
+      ),
+    ),
     cursor: Type.Optional(
       Type.String({
         minLength: 1,

@@ -1,10 +1,13 @@
 import type { Clock } from '../clock.js';
-import { displayPrefix, generateApiKey, hashApiKey, SCOPES, type Scope } from '../domain/api-key.js';
+import { DEFAULT_SCOPES, displayPrefix, generateApiKey, hashApiKey, SCOPES, type Scope } from '../domain/api-key.js';
+import { DEFAULT_OWNER, isOwner, OWNER_PROBLEM, ownerFromKeyName } from '../domain/owner.js';
 import type { ApiKeyRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
 export interface IssueKeyRequest {
   readonly name: string;
+  /** Whose endpoints it manages; by default its name, lower-cased (which must then fit the owner rule). */
+  readonly owner?: string | undefined;
   readonly scopes?: readonly Scope[];
   readonly expiresAt?: Date | null;
 }
@@ -22,6 +25,10 @@ function newKeyRecord(request: IssueKeyRequest, clock: Clock) {
   if (!KEY_NAME_RULE.test(request.name)) {
     throw new Error(KEY_NAME_PROBLEM);
   }
+  const owner = request.owner ?? ownerFromKeyName(request.name);
+  if (owner === undefined)
+    throw new Error(`the key name "${request.name}" is no owner name: ${OWNER_PROBLEM}; name one`);
+  if (!isOwner(owner)) throw new Error(OWNER_PROBLEM);
   const now = clock();
   if (request.expiresAt != null && request.expiresAt <= now) throw new Error('the expiry date must be in the future');
   const key = generateApiKey();
@@ -29,9 +36,10 @@ function newKeyRecord(request: IssueKeyRequest, clock: Clock) {
     key,
     record: {
       name: request.name,
+      owner,
       prefix: displayPrefix(key),
       hash: hashApiKey(key),
-      scopes: request.scopes ?? SCOPES,
+      scopes: request.scopes ?? DEFAULT_SCOPES,
       expiresAt: request.expiresAt ?? null,
       createdAt: now,
     },
@@ -43,9 +51,12 @@ export async function issueApiKey(store: Store, clock: Clock, request: IssueKeyR
   return { key, record: await store.apiKeys.create(record) };
 }
 
-/** On a store with no keys at all, issues one with every scope; undefined when any key exists. */
+/**
+ * On a store with no keys at all, issues one with every scope, `admin` too (the operator's), of the default
+ * owner; undefined when any key exists.
+ */
 export async function issueFirstApiKey(store: Store, clock: Clock): Promise<IssuedKey | undefined> {
-  const { key, record } = newKeyRecord({ name: 'first-key' }, clock);
+  const { key, record } = newKeyRecord({ name: 'first-key', owner: DEFAULT_OWNER, scopes: SCOPES }, clock);
   const created = await store.apiKeys.createFirst(record);
   return created === undefined ? undefined : { key, record: created };
 }

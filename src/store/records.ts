@@ -63,6 +63,8 @@ export type ChangeOrderResult =
 export interface ApiKeyRecord {
   readonly id: number;
   readonly name: string;
+  /** Whose webhook endpoints the key manages (src/domain/owner.ts). */
+  readonly owner: string;
   /** The first characters of the key, safe to show. */
   readonly prefix: string;
   readonly scopes: readonly Scope[];
@@ -78,6 +80,7 @@ export interface ApiKeyWithHash extends ApiKeyRecord {
 
 export interface NewApiKeyRecord {
   readonly name: string;
+  readonly owner: string;
   readonly prefix: string;
   readonly hash: string;
   readonly scopes: readonly Scope[];
@@ -116,6 +119,8 @@ export interface EventQuery {
   readonly after: EventPosition | undefined;
   readonly limit: number;
   readonly type?: EventType | undefined;
+  /** Events about endpoints of this owner only (with every event about pets and orders); all when undefined. */
+  readonly owner?: string | undefined;
 }
 
 /** What one retention purge did (EventStore.purge). */

@@ -19,7 +19,6 @@ import type {
   NewPetRecord,
   OrderPageQuery,
   OrderRecord,
-  PageQuery,
   PetPageQuery,
   PetRecord,
   PlaceOrderResult,
@@ -34,6 +33,7 @@ import type {
   TestSendResult,
 } from './redelivery-records.js';
 import type {
+  EndpointPageQuery,
   NewWebhookEndpointRecord,
   SecretRotation,
   WebhookEndpointChange,
@@ -144,10 +144,14 @@ export interface EventStore {
  * own; removing one removes its deliveries (foreign keys, ON DELETE CASCADE) and its log with it.
  */
 export interface WebhookStore {
-  create(endpoint: NewWebhookEndpointRecord): Promise<WebhookEndpointRecord>;
+  /**
+   * Creates the endpoint unless its owner has `perOwner` endpoints already (undefined then): atomic across
+   * instances, so owners racing at the bound never pass it.
+   */
+  create(endpoint: NewWebhookEndpointRecord, perOwner: number): Promise<WebhookEndpointRecord | undefined>;
   get(id: number): Promise<WebhookEndpointRecord | undefined>;
-  /** Endpoints in ascending id order. */
-  list(query: PageQuery<never>): Promise<WebhookEndpointRecord[]>;
+  /** Endpoints in ascending id order: one owner's, or every owner's when the query names none. */
+  list(query: EndpointPageQuery): Promise<WebhookEndpointRecord[]>;
   /** undefined when there is no such endpoint. */
   update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined>;
   /**

@@ -54,7 +54,7 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
       watch: (onChange) => events.watch(onChange),
     },
     webhooks: {
-      create: timed('webhooks.create', (endpoint) => webhooks.create(endpoint), observe),
+      create: timed('webhooks.create', (endpoint, perOwner) => webhooks.create(endpoint, perOwner), observe),
       get: timed('webhooks.get', (id) => webhooks.get(id), observe),
       list: timed('webhooks.list', (query) => webhooks.list(query), observe),
       update: timed('webhooks.update', (id, change) => webhooks.update(id, change), observe),

@@ -4,6 +4,8 @@ import type { EventType } from '../domain/event-types.js';
 // The records of webhook endpoints (WebhookStore, store.ts): a leaf beside records.ts, which names them too.
 
 export interface NewWebhookEndpointRecord {
+  /** The partner it belongs to; no other owner's key sees it (src/domain/owner.ts). */
+  readonly owner: string;
   readonly url: string;
   /** The event types sent to it; at least one, no repeats. */
   readonly events: readonly EventType[];
@@ -47,6 +49,13 @@ export type WebhookEndpointSnapshot = Omit<WebhookEndpointRecord, 'secret' | 'pr
 export interface SecretRotation {
   readonly secret: string;
   readonly previousExpiresAt: Date | null;
+}
+
+/** A page of endpoints, of one owner when `owner` is set. */
+export interface EndpointPageQuery {
+  readonly limit: number;
+  readonly afterId?: number | undefined;
+  readonly owner?: string | undefined;
 }
 
 /** A partial update: what is absent is kept; `description: null` clears it. */

@@ -28,7 +28,13 @@ export interface Harness {
   readonly url: string;
   readonly app: FastifyInstance;
   readonly store: Store;
+  /**
+   * Keys of the owner `default`: `all` (read, write, webhooks: the default of every call), and one for
+   * each of read and write alone.
+   */
   readonly keys: { readonly all: string; readonly read: string; readonly write: string };
+  /** Issues another key on the same database (its owner defaults to its name). */
+  issueKey(name: string, scopes: readonly Scope[], owner?: string): Promise<string>;
   call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
   /** Starts another instance of the service on its own connection to the same database, with the same keys. */
   startInstance(): Promise<Harness>;
@@ -51,6 +57,8 @@ export interface HarnessOptions {
   readonly eventStreamKeepAliveMs?: number;
   /** Bounds on live event streams (the defaults when absent). */
   readonly eventStreams?: AppOptions['eventStreams'];
+  /** WEBHOOK_ENDPOINTS_PER_OWNER (the default when absent). */
+  readonly webhookEndpointsPerOwner?: number;
 }
 
 export async function request(
@@ -91,6 +99,9 @@ async function listen(t: TestContext, store: Store, options: HarnessOptions) {
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     webhookDelivery: options.webhookDelivery,
     eventStreams: options.eventStreams,
+    ...(options.webhookEndpointsPerOwner === undefined
+      ? {}
+      : { webhookEndpointsPerOwner: options.webhookEndpointsPerOwner }),
     ...(options.eventStreamKeepAliveMs === undefined ? {} : { eventStreamKeepAliveMs: options.eventStreamKeepAliveMs }),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -105,6 +116,7 @@ function harness(
   fixture: StoreFixture,
   keys: Harness['keys'],
   startInstance: Harness['startInstance'],
+  issueKey: Harness['issueKey'],
 ): Harness {
   const call = (method: string, path: string, callOptions: CallOptions = {}) =>
     request(url, method, path, callOptions, keys.all);
@@ -113,6 +125,7 @@ function harness(
     app,
     store,
     keys,
+    issueKey,
     call,
     startInstance,
     sql: (text) => fixture.sql(text),
@@ -138,19 +151,20 @@ export async function startHarness(
   t.after(() => fixture.dispose());
   const { store } = fixture;
   const clock = options.clock ?? (() => new Date());
-  const issue = async (name: string, scopes: Scope[]) => (await issueApiKey(store, clock, { name, scopes })).key;
+  const issueKey = async (name: string, scopes: readonly Scope[], owner?: string) =>
+    (await issueApiKey(store, clock, { name, scopes, owner })).key;
   const keys = {
-    all: await issue('all', ['read', 'write']),
-    read: await issue('reader', ['read']),
-    write: await issue('writer', ['write']),
+    all: await issueKey('all', ['read', 'write', 'webhooks'], 'default'),
+    read: await issueKey('reader', ['read'], 'default'),
+    write: await issueKey('writer', ['write'], 'default'),
   };
   const startInstance = async () => {
     const other = await fixture.reopen();
     const { app, url } = await listen(t, other, options);
-    return harness(app, url, other, fixture, keys, startInstance);
+    return harness(app, url, other, fixture, keys, startInstance, issueKey);
   };
   const { app, url } = await listen(t, store, options);
-  return harness(app, url, store, fixture, keys, startInstance);
+  return harness(app, url, store, fixture, keys, startInstance, issueKey);
 }
 
 /**

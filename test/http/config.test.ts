@@ -93,14 +93,18 @@ test('MAX_CONNECTIONS_PER_ADDRESS: 1000 by default, 1 to the process maximum of 
   }
 });
 
-test('EVENT_STREAMS_PER_KEY, EVENT_STREAMS, EVENT_STREAM_BUFFER_BYTES: defaults, and errors naming each', () => {
-  assert.deepEqual(loadConfig({}).eventStreams, { perKey: 20, perProcess: 500, bufferBytes: 65_536 });
+test('EVENT_STREAMS_PER_OWNER, EVENT_STREAMS, EVENT_STREAM_BUFFER_BYTES: defaults, and errors naming each', () => {
+  assert.deepEqual(loadConfig({}).eventStreams, { perOwner: 20, perProcess: 500, bufferBytes: 65_536 });
   assert.deepEqual(
     loadConfig({ EVENT_STREAMS_PER_KEY: '1', EVENT_STREAMS: '10000', EVENT_STREAM_BUFFER_BYTES: '1024' }).eventStreams,
-    { perKey: 1, perProcess: 10_000, bufferBytes: 1024 },
+    { perOwner: 1, perProcess: 10_000, bufferBytes: 1024 },
   );
+  // The older name is read when the new one is not set; the new one wins when both are.
+  assert.equal(loadConfig({ EVENT_STREAMS_PER_OWNER: '3', EVENT_STREAMS_PER_KEY: '1' }).eventStreams.perOwner, 3);
+  assert.equal(loadConfig({ EVENT_STREAMS_PER_OWNER: '3' }).eventStreams.perOwner, 3);
   for (const [name, bad, range] of [
     ['EVENT_STREAMS_PER_KEY', '0', '1 to 10000'],
+    ['EVENT_STREAMS_PER_OWNER', '0', '1 to 10000'],
     ['EVENT_STREAMS', '10001', '1 to 10000'],
     ['EVENT_STREAM_BUFFER_BYTES', '1023', '1024 to 67108864'],
   ] as const) {

@@ -91,7 +91,7 @@ function unreadStream(url: string, key: string): Promise<() => void> {
 const ROUND = 100;
 
 /** The bounds on streams, small; the buffer large enough never to drop a client that reads. */
-const BOUNDS = { perKey: 2, perProcess: 3, bufferBytes: 65_536 };
+const BOUNDS = { perOwner: 2, perProcess: 3, bufferBytes: 65_536 };
 
 eachBackend((backend) => {
   describe(`events stream [${backend.name}]`, () => {

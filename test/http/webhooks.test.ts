@@ -12,6 +12,7 @@ const FIELDS = [
   'enabled',
   'events',
   'id',
+  'owner',
   'pausedUntil',
   'previousSecretExpiresAt',
   'url',
@@ -211,7 +212,7 @@ eachBackend((backend) => {
       expectError(refused, 400, 'invalid_request');
     });
 
-    test('every operation needs the write scope: 403 with a read-only key, 401 without a key', async (t) => {
+    test('every operation needs the webhooks scope: 403 with a read or write key alone, 401 without a key', async (t) => {
       const h = await startWebhookHarness(t, backend);
       const { id } = await createEndpoint(h);
       const operations = [
@@ -224,10 +225,12 @@ eachBackend((backend) => {
       ] as const;
       for (const [method, path, body] of operations) {
         expectError(await h.call(method, path, { body, key: h.keys.read }), 403, 'forbidden');
+        const refused = expectError(await h.call(method, path, { body, key: h.keys.write }), 403, 'forbidden');
+        assert.match(refused, /"webhooks" scope/);
         expectError(await h.call(method, path, { body, key: null }), 401, 'unauthorized');
       }
-      assert.equal((await h.call('GET', `/v1/webhooks/${id}`, { key: h.keys.write })).json.enabled, true);
-      assert.equal((await h.call('GET', '/v1/webhooks', { key: h.keys.write })).json.length, 1);
+      assert.equal((await h.call('GET', `/v1/webhooks/${id}`)).json.enabled, true);
+      assert.equal((await h.call('GET', '/v1/webhooks')).json.length, 1);
     });
   });
 });

@@ -139,7 +139,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
   test('keys list never shows a secret or its hash', async (t) => {
     const { env } = freshDb(t);
     const alpha = await createKey(env, 'alpha');
-    const beta = await createKey(env, 'beta', '--scopes', 'read');
+    const beta = await createKey(env, 'beta', '--scopes', 'read', '--owner', 'shop.example');
     assertOk(await runCli(['keys', 'revoke', 'beta'], env));
 
     /** No 12-character stretch of a secret beyond the shown prefix, nor its SHA-256, appears in the text. */
@@ -158,7 +158,8 @@ describe('petstore CLI (node dist/cli.js)', () => {
     const listing = await runCli(['keys', 'list'], env);
     assertOk(listing);
     assertNoSecrets(listing.stdout);
-    assert.match(listLine(listing.stdout, 'alpha'), /\bactive\b/);
+    assert.match(listLine(listing.stdout, 'alpha'), /^\d+\s+alpha\s+alpha\s.*\bread,webhooks,write\b.*\bactive\b/);
+    assert.match(listLine(listing.stdout, 'beta'), /^\d+\s+beta\s+shop\.example\s/);
     assert.match(listLine(listing.stdout, 'beta'), /\brevoked\b/);
 
     const json = await runCli(['keys', 'list', '--json'], env);
@@ -177,6 +178,10 @@ describe('petstore CLI (node dist/cli.js)', () => {
     assert.equal(keys[0].revokedAt, null);
     assert.ok(typeof keys[1].revokedAt === 'string' && !Number.isNaN(Date.parse(keys[1].revokedAt)));
     assert.deepEqual(keys[1].scopes, ['read']);
+    assert.deepEqual(
+      keys.map((key) => key.owner),
+      ['alpha', 'shop.example'],
+    );
   });
 
   test('failures exit non-zero with one "petstore: " line on stderr and nothing on stdout', async (t) => {
@@ -187,7 +192,9 @@ describe('petstore CLI (node dist/cli.js)', () => {
       ['unknown command', ['frobnicate'], env, 2],
       ['keys create without --name', ['keys', 'create'], env, 2],
       ['--name without a value', ['keys', 'create', '--name'], env, 2],
-      ['unknown scope', ['keys', 'create', '--name', 'x', '--scopes', 'admin'], env, 2],
+      ['unknown scope', ['keys', 'create', '--name', 'x', '--scopes', 'root'], env, 2],
+      ['an owner that breaks the rule', ['keys', 'create', '--name', 'x', '--owner', 'Big Corp'], env, 2],
+      ['a name that is no owner, without --owner', ['keys', 'create', '--name', '_x'], env, 2],
       ['empty scopes', ['keys', 'create', '--name', 'x', '--scopes', ''], env, 2],
       ['a name of digits only', ['keys', 'create', '--name', '123'], env, 2],
       ['an impossible expiry date', ['keys', 'create', '--name', 'x', '--expires', '2027-02-30'], env, 2],
@@ -230,7 +237,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
     const nearMiss = results[cases.findIndex(([label]) => label === 'a near miss of an option')] as CliResult;
     assert.match(nearMiss.stderr, /^petstore: unknown option "--scope"; did you mean "--scopes"\?\n$/);
     const bogus = results[cases.findIndex(([label]) => label === 'unknown option on create')] as CliResult;
-    assert.match(bogus.stderr, /^petstore: unknown option "--bogus"; it takes --name, --scopes, --expires\n$/);
+    assert.match(bogus.stderr, /^petstore: unknown option "--bogus"; it takes --name, --owner, --scopes, --expires\n$/);
     // A second key of the same name says the rule and the way out (the README's KEY=$(…) relies on the exit status).
     const duplicate = results[cases.findIndex(([label]) => label === 'duplicate active name')] as CliResult;
     assert.match(

@@ -6,6 +6,7 @@ import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import type { AttemptOutcome, DueDelivery } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 import { claimEverything, claimQuery } from '../helpers/claims.js';
+import { addEndpoint } from '../helpers/endpoint-records.js';
 import { eachBackend } from '../helpers/harness.js';
 
 const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
@@ -30,7 +31,7 @@ function outcome(delivery: DueDelivery, overrides: Partial<AttemptOutcome> = {})
 
 async function endpoint(store: Store, url = 'https://hooks.example.com/in') {
   const createdAt = new Date();
-  return store.webhooks.create({ url, events: [...EVENT_TYPES], description: null, secret: SECRET, createdAt });
+  return addEndpoint(store, { url, events: [...EVENT_TYPES], description: null, secret: SECRET, createdAt });
 }
 
 const pets = async (store: Store, count: number) => {

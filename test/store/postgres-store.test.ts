@@ -7,6 +7,7 @@ import { PET_QUERIES } from '../../src/store/postgres/pets.js';
 import { Database } from '../../src/store/postgres/postgres-db.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { claimEverything } from '../helpers/claims.js';
+import { addEndpoint } from '../helpers/endpoint-records.js';
 import { BACKENDS, createPostgresSchema, postgresConfig, postgresStoreWithClient } from '../helpers/stores.js';
 
 const skip = BACKENDS.find((backend) => backend.name === 'postgres')?.skip;
@@ -197,7 +198,7 @@ describe('postgres store', { skip }, () => {
   });
   test('a subscription change waits for older transactions: an event committed before it goes out as subscribed then', async (t) => {
     const { store, client } = await postgresStoreWithClient(t);
-    const hook = await store.webhooks.create({
+    const hook = await addEndpoint(store, {
       url: 'https://hooks.example.com/in',
       events: ['pet.created'],
       description: null,

@@ -5,6 +5,7 @@ import type { AttemptOutcome, AttemptQuery, DueDelivery } from '../../src/store/
 import type { RecoverQuery } from '../../src/store/redelivery-records.js';
 import type { Store } from '../../src/store/store.js';
 import { claimEverything } from '../helpers/claims.js';
+import { addEndpoint } from '../helpers/endpoint-records.js';
 import { eachBackend } from '../helpers/harness.js';
 
 const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
@@ -28,7 +29,7 @@ function outcome(delivery: DueDelivery, status: AttemptOutcome['status']): Attem
 async function endpoint(store: Store, events: readonly string[] = EVENT_TYPES) {
   const createdAt = new Date();
   const url = 'https://hooks.example.com/in';
-  return store.webhooks.create({ url, events: events as never, description: null, secret: SECRET, createdAt });
+  return addEndpoint(store, { url, events: events as never, description: null, secret: SECRET, createdAt });
 }
 
 const pets = async (store: Store, count: number) => {

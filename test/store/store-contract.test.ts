@@ -10,6 +10,7 @@ import type { StoreFixture } from '../helpers/stores.js';
 function keyRecord(name: string, overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord {
   return {
     name,
+    owner: 'default',
     prefix: 'psk_abcdef',
     hash: `${name}-hash`.padEnd(64, '0'),
     scopes: ['read', 'write'] as Scope[],

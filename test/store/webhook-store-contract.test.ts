@@ -3,9 +3,11 @@ import { describe, type TestContext, test } from 'node:test';
 import type { DueDelivery } from '../../src/store/records.js';
 import type { NewWebhookEndpointRecord } from '../../src/store/webhook-endpoint-records.js';
 import { claimEverything, claimQuery } from '../helpers/claims.js';
+import { addEndpoint } from '../helpers/endpoint-records.js';
 import { eachBackend } from '../helpers/harness.js';
 
 const endpoint = (overrides: Partial<NewWebhookEndpointRecord> = {}): NewWebhookEndpointRecord => ({
+  owner: 'default',
   url: 'https://hooks.example.com/in',
   events: ['order.placed', 'pet.created'],
   description: null,
@@ -24,20 +26,20 @@ eachBackend((backend) => {
 
     test('create keeps every field as given, enabled; get and list return it', async (t) => {
       const { store } = await fresh(t);
-      const created = await store.webhooks.create(endpoint({ description: 'Ünïcode 🐈' }));
+      const created = await addEndpoint(store, endpoint({ description: 'Ünïcode 🐈' }));
       const fields = endpoint({ description: 'Ünïcode 🐈' });
       const health = { disabledReason: null, disabledAt: null, pausedUntil: null };
       assert.deepEqual(created, { id: created.id, enabled: true, previousSecret: null, ...health, ...fields });
       assert.deepEqual(await store.webhooks.get(created.id), created);
       assert.equal(await store.webhooks.get(created.id + 1), undefined);
-      const more = [await store.webhooks.create(endpoint()), await store.webhooks.create(endpoint())];
+      const more = [await addEndpoint(store, endpoint()), await addEndpoint(store, endpoint())];
       assert.deepEqual(await store.webhooks.list({ limit: 10 }), [created, ...more]);
       assert.deepEqual(await store.webhooks.list({ limit: 1, afterId: created.id }), [more[0]]);
     });
 
     test('update changes only what it is given; description null clears it; unknown ids are undefined', async (t) => {
       const { store } = await fresh(t);
-      const { id } = await store.webhooks.create(endpoint({ description: 'kept' }));
+      const { id } = await addEndpoint(store, endpoint({ description: 'kept' }));
       const before = Date.now();
       const disabled = await store.webhooks.update(id, { enabled: false });
       const disabledAt = disabled?.disabledAt ?? new Date(0);
@@ -63,7 +65,7 @@ eachBackend((backend) => {
 
     test('rotateSecret: the replaced secret signs until its expiry, an older one is dropped', async (t) => {
       const { store } = await fresh(t);
-      const created = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const created = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       const { id } = created;
       const until = new Date('2026-01-03T03:04:05.678Z');
       const first = await store.webhooks.rotateSecret(id, { secret: 'whsec_Zmlyc3Q=', previousExpiresAt: until });
@@ -97,9 +99,9 @@ eachBackend((backend) => {
     test('only enabled endpoints subscribed to a type get its deliveries; remove takes them along', async (t) => {
       const fixture = await fresh(t);
       const { store } = fixture;
-      const subscribed = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
-      const elsewhere = await store.webhooks.create(endpoint({ events: ['order.placed'] }));
-      const disabled = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const subscribed = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
+      const elsewhere = await addEndpoint(store, endpoint({ events: ['order.placed'] }));
+      const disabled = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       await store.webhooks.update(disabled.id, { enabled: false });
       await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
       assert.deepEqual(
@@ -118,7 +120,7 @@ eachBackend((backend) => {
 
     test('a claim passes over events of types no endpoint takes many at a time, not its limit at a time', async (t) => {
       const { store } = await fresh(t);
-      const orders = await store.webhooks.create(endpoint({ events: ['order.placed'] }));
+      const orders = await addEndpoint(store, endpoint({ events: ['order.placed'] }));
       const pets = await Promise.all(
         Array.from({ length: 1000 }, (_, i) =>
           store.pets.create({ name: `p${i}`, categoryId: 1, status: 'available' }),
@@ -143,8 +145,8 @@ eachBackend((backend) => {
     test('a subscription change holds from then on: what was recorded before goes out as subscribed then', async (t) => {
       const { store } = await fresh(t);
       const pet = async () => (await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' })).id;
-      const paused = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
-      const switched = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const paused = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
+      const switched = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       const before = await pet();
       await store.webhooks.update(paused.id, { enabled: false });
       await store.webhooks.update(switched.id, { events: ['order.placed'] });
@@ -152,7 +154,7 @@ eachBackend((backend) => {
       await store.webhooks.update(paused.id, { enabled: true });
       await store.webhooks.update(switched.id, { events: ['pet.created'], description: 'back' });
       const after = await pet();
-      const late = await store.webhooks.create(endpoint({ events: ['pet.created'] }));
+      const late = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       assert.deepEqual(
         (await claimEverything(store)).map(({ endpoint, event }) => [
           endpoint.id,

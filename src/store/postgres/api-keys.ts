@@ -10,11 +10,11 @@ type Row = ApiKeyRow<Date>;
 const fromRow = (row: Row) => keyFromRow(row, asDate);
 const recordOrNone = (row: Row | undefined) => (row === undefined ? undefined : withoutHash(fromRow(row)));
 
-const INSERT_KEY = `INSERT INTO api_keys (name, prefix, hash, scopes, created_at, expires_at)
-  SELECT $1, $2, $3, $4, $5, $6`;
+const INSERT_KEY = `INSERT INTO api_keys (name, owner, prefix, hash, scopes, created_at, expires_at)
+  SELECT $1, $2, $3, $4, $5, $6, $7`;
 
 function keyValues(key: NewApiKeyRecord): unknown[] {
-  return [key.name, key.prefix, key.hash, key.scopes.join(','), key.createdAt, key.expiresAt];
+  return [key.name, key.owner, key.prefix, key.hash, key.scopes.join(','), key.createdAt, key.expiresAt];
 }
 
 /** API keys on PostgreSQL; a duplicate active name becomes DuplicateNameError (the key name is passed). */

@@ -2,7 +2,7 @@ import type { PostgresDatabaseConfig } from '../../config/database-url.js';
 import { EXPIRED_DELIVERY_ERROR } from '../../domain/delivery-status.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
 import type { EventPage, EventQuery, PurgeResult } from '../records.js';
-import { type EventRow, eventFromRow, ON_FEED } from '../shared/event-rows.js';
+import { type EventRow, eventFromRow, ON_FEED, SEEN_BY } from '../shared/event-rows.js';
 import { pollHead } from '../shared/head-poll.js';
 import { PURGE_BATCH, type PurgeBatch, purgeInBatches } from '../shared/retention-batches.js';
 import { asDate } from '../shared/rows.js';
@@ -20,8 +20,10 @@ const COLUMNS = 'seq, tx::text::bigint AS tx, type, at, data, previous_status';
 const AFTER = '(tx, seq) > ($1::text::xid8, $2)';
 
 const QUERIES = {
-  page: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} AND ${ON_FEED} ORDER BY tx, seq LIMIT $3`,
-  pageOfType: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} AND type = $4 ORDER BY tx, seq LIMIT $3`,
+  page: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} AND ${ON_FEED} AND ${SEEN_BY('$4::text')}
+    ORDER BY tx, seq LIMIT $3`,
+  pageOfType: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} AND type = $5 AND ${SEEN_BY('$4::text')}
+    ORDER BY tx, seq LIMIT $3`,
   newest: `SELECT tx::text::bigint AS tx, seq FROM events WHERE ${ENDED} AND ${ON_FEED}
     ORDER BY tx DESC, seq DESC LIMIT 1`,
   purged: 'SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention',
@@ -36,7 +38,7 @@ const QUERIES = {
    * before $1 go.
    */
   purge: `WITH e AS (
-      SELECT tx, seq, type FROM events WHERE at < $1 AND ${ENDED} ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED
+      SELECT tx, seq, type, owner FROM events WHERE at < $1 AND ${ENDED} ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED
     ),
     last AS (SELECT tx, seq FROM e ORDER BY tx DESC, seq DESC LIMIT 1),
     pending AS (
@@ -83,7 +85,7 @@ export class PostgresEventStore implements EventStore {
   async list(query: EventQuery): Promise<EventPage> {
     const after = query.after;
     if (after !== undefined && positionAfter(await this.#purgedThrough(), after)) return { outcome: 'gone' };
-    const values = [String(after?.tx ?? 0), after?.seq ?? 0, query.limit];
+    const values = [String(after?.tx ?? 0), after?.seq ?? 0, query.limit, query.owner ?? null];
     const rows =
       query.type === undefined
         ? await this.#db.rows<EventRow<Date>>('events-page', QUERIES.page, values)

@@ -7,7 +7,7 @@ import type { Database } from './postgres-db.js';
 import { SUBSCRIBED } from './subscribed.js';
 
 /** Events after the endpoint `w`'s position that the feed shows already (their transactions ended). */
-const AFTER_POSITION = `SELECT tx, seq, type, at FROM events
+const AFTER_POSITION = `SELECT tx, seq, type, owner, at FROM events
   WHERE (tx, seq) > (w.fanned_tx, w.fanned_seq) AND ${ENDED} ORDER BY tx, seq`;
 
 /**
@@ -21,7 +21,7 @@ export const UNQUEUED: UnqueuedSql = {
     ORDER BY e.tx, e.seq LIMIT 1`,
 };
 
-const ENDPOINT = 'SELECT w.id, w.events, w.enabled, w.fanned_tx, w.fanned_seq FROM webhook_endpoints w';
+const ENDPOINT = 'SELECT w.id, w.owner, w.events, w.enabled, w.fanned_tx, w.fanned_seq FROM webhook_endpoints w';
 
 /**
  * The deliveries of the events in `span` to endpoints subscribed to their type (ON CONFLICT: after

@@ -26,8 +26,8 @@ const QUERIES = {
    * position meanwhile (those lock it FOR UPDATE; a step skips it), the event, and the upsert when the
    * facts allow it. A deleted endpoint takes the row with it (ON DELETE CASCADE).
    */
-  resend: `WITH w AS (SELECT id, events, enabled, fanned_tx, fanned_seq FROM webhook_endpoints WHERE id = $1 FOR SHARE),
-    e AS (SELECT tx, seq, type FROM events WHERE seq = $2),
+  resend: `WITH w AS (SELECT id, owner, events, enabled, fanned_tx, fanned_seq FROM webhook_endpoints WHERE id = $1 FOR SHARE),
+    e AS (SELECT tx, seq, type, owner FROM events WHERE seq = $2),
     facts AS (
       SELECT (SELECT id FROM w) AS endpoint, (SELECT enabled FROM w) AS enabled, (SELECT type FROM e) AS type,
         (SELECT ${SUBSCRIBED} FROM w, e) AS subscribed,

@@ -1,4 +1,4 @@
-import type { AttemptQuery, DeliveryAttemptRecord, PageQuery } from '../records.js';
+import type { AttemptQuery, DeliveryAttemptRecord } from '../records.js';
 import { asDate } from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';
 import {
@@ -16,6 +16,7 @@ import {
 } from '../shared/webhook-rows.js';
 import type { WebhookStore } from '../store.js';
 import type {
+  EndpointPageQuery,
   NewWebhookEndpointRecord,
   SecretRotation,
   WebhookEndpointChange,
@@ -32,10 +33,14 @@ const fromRow = (row: Row) => endpointFromRow(row, asDate);
 const QUERIES = {
   // As pets' inserts: the lock, held to commit, makes endpoints visible in id order, so pages skip none.
   // The fan-out position's default starts it at what is recorded from now on (migration 5).
-  insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('webhook-endpoint-ids')}))
-    INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at)
-    SELECT $1::text, $2::text, $3::text, true, $4::text, $5::timestamptz FROM in_id_order
+  // Its own statement after the lock (insert): a statement's snapshot is taken before it waits, so a count in
+  // the locking statement could miss an insert that committed meanwhile, and owners racing could pass the bound.
+  inIdOrder: `SELECT pg_advisory_xact_lock(${lockKey('webhook-endpoint-ids')})`,
+  insert: `INSERT INTO webhook_endpoints (owner, url, events, description, enabled, secret, created_at)
+    SELECT $1::text, $2::text, $3::text, $4::text, true, $5::text, $6::timestamptz
+    WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = $1::text) < $7::bigint
     RETURNING ${ENDPOINT_COLUMNS}`,
+  ownerPage: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = $1 AND id > $2 ORDER BY id LIMIT $3`,
   update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
     enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
     ${enabledChange({ on: '$3::boolean', off: 'NOT $3::boolean', was: 'enabled' }, 'now()')}
@@ -67,15 +72,21 @@ export class PostgresWebhookStore implements WebhookStore {
     this.#fanOut = fanOut;
   }
 
-  async create(endpoint: NewWebhookEndpointRecord): Promise<WebhookEndpointRecord> {
-    const [row] = await this.#db.rows<Row>('webhooks-insert', QUERIES.insert, [
+  async create(endpoint: NewWebhookEndpointRecord, perOwner: number): Promise<WebhookEndpointRecord | undefined> {
+    const values = [
+      endpoint.owner,
       endpoint.url,
       eventsColumn(endpoint.events),
       endpoint.description,
       endpoint.secret,
       endpoint.createdAt,
-    ]);
-    return fromRow(row as Row);
+      perOwner,
+    ];
+    const row = await this.#db.transaction(async (client) => {
+      await client.query({ name: 'webhooks-in-id-order', text: QUERIES.inIdOrder });
+      return (await client.query<Row>({ name: 'webhooks-insert', text: QUERIES.insert, values })).rows[0];
+    });
+    return row === undefined ? undefined : fromRow(row);
   }
 
   async get(id: number): Promise<WebhookEndpointRecord | undefined> {
@@ -83,8 +94,12 @@ export class PostgresWebhookStore implements WebhookStore {
     return row === undefined ? undefined : fromRow(row);
   }
 
-  async list(query: PageQuery<never>): Promise<WebhookEndpointRecord[]> {
-    const rows = await this.#db.rows<Row>('webhooks-page', QUERIES.page, [query.afterId ?? 0, query.limit]);
+  async list(query: EndpointPageQuery): Promise<WebhookEndpointRecord[]> {
+    const afterId = query.afterId ?? 0;
+    const rows =
+      query.owner === undefined
+        ? await this.#db.rows<Row>('webhooks-page', QUERIES.page, [afterId, query.limit])
+        : await this.#db.rows<Row>('webhooks-owner-page', QUERIES.ownerPage, [query.owner, afterId, query.limit]);
     return rows.map(fromRow);
   }
 

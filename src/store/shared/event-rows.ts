@@ -11,6 +11,15 @@ import { type EndpointEventRow, snapshotFromRow } from './webhook-rows.js';
  */
 export const ON_FEED = `type <> '${TEST_EVENT_TYPE}'`;
 
+/**
+ * An event a reader of the owner `param` sees: every event but those about another owner's endpoints (the
+ * events' generated `owner` column is set for those only); with `param` null, every event (admin keys).
+ */
+export const SEEN_BY = (param: string) => `(owner IS NULL OR ${param} IS NULL OR owner = ${param})`;
+
+/** An event `e` the endpoint `w` may be sent: one about endpoints only to endpoints of the same owner. */
+export const SAME_OWNER = '(e.owner IS NULL OR e.owner = w.owner)';
+
 /** The events table's columns, as both backends select them (tx as a number: 0 on SQLite). */
 export interface EventRow<D> {
   seq: number;

@@ -9,7 +9,7 @@ import type { ApiKeyRecord, ApiKeyWithHash, OrderRecord, PetRecord } from '../re
  */
 export const PET_COLUMNS = 'id, name, category_id, status';
 export const ORDER_COLUMNS = 'id, pet_id, quantity, status, created_at';
-export const KEY_COLUMNS = 'id, name, prefix, hash, scopes, created_at, expires_at, last_used_at, revoked_at';
+export const KEY_COLUMNS = 'id, name, owner, prefix, hash, scopes, created_at, expires_at, last_used_at, revoked_at';
 
 /** A timestamp column as the driver returns it: SQLite keeps milliseconds, PostgreSQL's driver gives a Date. */
 export type ToDate<D> = (value: D) => Date;
@@ -34,6 +34,7 @@ export interface OrderRow<D> {
 export interface ApiKeyRow<D> {
   id: number;
   name: string;
+  owner: string;
   prefix: string;
   hash: string;
   scopes: string;
@@ -62,6 +63,7 @@ export function keyFromRow<D>(row: ApiKeyRow<D>, toDate: ToDate<D>): ApiKeyWithH
   return {
     id: row.id,
     name: row.name,
+    owner: row.owner,
     prefix: row.prefix,
     hash: row.hash,
     scopes: row.scopes.split(',') as Scope[],

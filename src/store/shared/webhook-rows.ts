@@ -2,6 +2,7 @@ import type { DeliveryStatus } from '../../domain/delivery-status.js';
 import type { DeliveryTrigger } from '../../domain/delivery-trigger.js';
 import type { DisabledReason } from '../../domain/disabled-reason.js';
 import type { EventType, SentEventType } from '../../domain/event-types.js';
+import { DEFAULT_OWNER } from '../../domain/owner.js';
 import type { AttemptQuery, DeliveryAttemptRecord } from '../records.js';
 import type {
   SigningSecrets,
@@ -15,7 +16,7 @@ import type { Param } from './sql-params.js';
 
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
 export const ENDPOINT_COLUMNS =
-  'id, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at, ' +
+  'id, owner, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at, ' +
   'disabled_reason, disabled_at, paused_until';
 const ATTEMPT_COLUMNS =
   'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by';
@@ -104,6 +105,8 @@ export interface SecretsRow<D> {
 
 export interface WebhookEndpointRow<D> extends SecretsRow<D> {
   id: number;
+  /** Absent from the data of events recorded before owners existed: theirs is the default owner. */
+  owner?: string;
   url: string;
   events: string;
   description: string | null;
@@ -141,6 +144,7 @@ export function endpointEventRow<D>(row: WebhookEndpointRow<D>): EndpointEventRo
 function shownFromRow<D>(row: EndpointEventRow<D>, toDate: ToDate<D>) {
   return {
     id: row.id,
+    owner: row.owner ?? DEFAULT_OWNER,
     url: row.url,
     events: row.events.split(',') as EventType[],
     description: row.description,

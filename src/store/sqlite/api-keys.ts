@@ -37,11 +37,12 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     try {
       const row = this.#db
         .prepare<unknown[], Row>(
-          `INSERT INTO api_keys (name, prefix, hash, scopes, created_at, expires_at)
-           SELECT ?, ?, ?, ?, ?, ? ${guard} RETURNING ${KEY_COLUMNS}`,
+          `INSERT INTO api_keys (name, owner, prefix, hash, scopes, created_at, expires_at)
+           SELECT ?, ?, ?, ?, ?, ?, ? ${guard} RETURNING ${KEY_COLUMNS}`,
         )
         .get(
           key.name,
+          key.owner,
           key.prefix,
           key.hash,
           key.scopes.join(','),

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { EXPIRED_DELIVERY_ERROR } from '../../domain/delivery-status.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
 import type { EventPage, EventQuery, PurgeResult } from '../records.js';
-import { type EventRow, eventFromRow, ON_FEED } from '../shared/event-rows.js';
+import { type EventRow, eventFromRow, ON_FEED, SEEN_BY } from '../shared/event-rows.js';
 import { pollHead } from '../shared/head-poll.js';
 import { PURGE_BATCH, purgeInBatches } from '../shared/retention-batches.js';
 import { fromMilliseconds } from '../shared/rows.js';
@@ -12,7 +12,7 @@ import { SUBSCRIBED } from './subscribed.js';
 
 const COLUMNS = 'seq, 0 AS tx, type, at, data, previous_status';
 /** The events one write of retention removes: the oldest of those recorded before @before. */
-const BATCH = 'SELECT seq, type FROM events WHERE at < @before ORDER BY seq LIMIT @limit';
+const BATCH = 'SELECT seq, type, owner FROM events WHERE at < @before ORDER BY seq LIMIT @limit';
 
 /** Retention's statements, each over the same BATCH within one write. */
 const PURGE_QUERIES = {
@@ -42,6 +42,13 @@ const PURGE_QUERIES = {
  */
 const WATCH_INTERVAL_MS = 200;
 
+interface PageParams {
+  after: number;
+  limit: number;
+  owner: string | null;
+  type?: string;
+}
+
 interface PurgeParams {
   before: number;
   now: number;
@@ -54,8 +61,8 @@ interface PurgeParams {
  * not seen yet always has a larger seq than every event it has.
  */
 export class SqliteEventStore implements EventStore {
-  readonly #page: Database.Statement<[number, number], EventRow<number>>;
-  readonly #pageOfType: Database.Statement<[string, number, number], EventRow<number>>;
+  readonly #page: Database.Statement<[PageParams], EventRow<number>>;
+  readonly #pageOfType: Database.Statement<[PageParams], EventRow<number>>;
   readonly #newest: Database.Statement<[], number>;
   readonly #purged: Database.Statement<[], { tx: number; seq: number }>;
   readonly #expire: Database.Statement<[PurgeParams]>;
@@ -66,8 +73,13 @@ export class SqliteEventStore implements EventStore {
 
   constructor(db: Database.Database, writes: GroupCommit) {
     this.#writes = writes;
-    this.#page = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq > ? AND ${ON_FEED} ORDER BY seq LIMIT ?`);
-    this.#pageOfType = db.prepare(`SELECT ${COLUMNS} FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?`);
+    const seen = SEEN_BY('@owner');
+    this.#page = db.prepare(
+      `SELECT ${COLUMNS} FROM events WHERE seq > @after AND ${ON_FEED} AND ${seen} ORDER BY seq LIMIT @limit`,
+    );
+    this.#pageOfType = db.prepare(
+      `SELECT ${COLUMNS} FROM events WHERE type = @type AND seq > @after AND ${seen} ORDER BY seq LIMIT @limit`,
+    );
     // Backwards by seq to the first of the feed: max(seq) with a condition would read every row.
     this.#newest = db.prepare<[], number>(`SELECT seq FROM events WHERE ${ON_FEED} ORDER BY seq DESC LIMIT 1`).pluck();
     this.#purged = db.prepare('SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention');
@@ -79,11 +91,9 @@ export class SqliteEventStore implements EventStore {
 
   async list(query: EventQuery): Promise<EventPage> {
     if (query.after !== undefined && positionAfter(this.#purgedThrough(), query.after)) return { outcome: 'gone' };
-    const after = query.after?.seq ?? 0;
+    const params = { after: query.after?.seq ?? 0, limit: query.limit, owner: query.owner ?? null };
     const rows =
-      query.type === undefined
-        ? this.#page.all(after, query.limit)
-        : this.#pageOfType.all(query.type, after, query.limit);
+      query.type === undefined ? this.#page.all(params) : this.#pageOfType.all({ ...params, type: query.type });
     return { outcome: 'page', events: rows.map((row) => eventFromRow(row, fromMilliseconds)) };
   }
 

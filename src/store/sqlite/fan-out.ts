@@ -13,7 +13,7 @@ export const EVENTS_HEAD = '(SELECT coalesce(max(seq), 0) FROM events)';
  * not crawl through.
  */
 const THROUGH = `CASE WHEN @span IS NULL THEN ${EVENTS_HEAD} ELSE coalesce(
-    (SELECT e.seq FROM (SELECT seq, type FROM events WHERE seq > w.fanned_seq ORDER BY seq
+    (SELECT e.seq FROM (SELECT seq, type, owner FROM events WHERE seq > w.fanned_seq ORDER BY seq
       LIMIT @span * ${READ_PER_QUEUED}) e WHERE ${SUBSCRIBED} ORDER BY e.seq LIMIT 1 OFFSET @span - 1),
     (SELECT seq FROM events WHERE seq > w.fanned_seq ORDER BY seq LIMIT 1 OFFSET @span * ${READ_PER_QUEUED} - 1),
     ${EVENTS_HEAD}) END`;

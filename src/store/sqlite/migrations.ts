@@ -198,4 +198,22 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   -- A receiver's Retry-After (on a 429 or 503) pauses its endpoint: no delivery of it is claimed before this.
   ALTER TABLE webhook_endpoints ADD COLUMN paused_until INTEGER;
   `,
+  `
+  -- Owners (docs/decisions.md, "Owners"): every key acts for one, every endpoint belongs to one. What existed
+  -- before belongs to 'default', and a key that could write, which then managed every endpoint, keeps that
+  -- as the scope webhooks. The list of one owner's endpoints, and its count at the bound, read an index.
+  ALTER TABLE api_keys ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';
+  UPDATE api_keys SET scopes = scopes || ',webhooks' WHERE instr(',' || scopes || ',', ',write,') > 0;
+  ALTER TABLE webhook_endpoints ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';
+  CREATE INDEX webhook_endpoints_owner ON webhook_endpoints (owner, id);
+  -- An event about an endpoint is its owner's alone (feed, stream, deliveries); null for every other event.
+  -- Computed from the data it keeps, so nothing that records events changes; virtual, so creates pay nothing.
+  ALTER TABLE events ADD COLUMN owner TEXT GENERATED ALWAYS AS (CASE WHEN substr(type, 1, 17) = 'webhook_endpoint.'
+    THEN coalesce(json_extract(data, '$.owner'), 'default') END) VIRTUAL;
+  -- Portal links traded for a session: each once (src/portal/), kept until it would have expired anyway.
+  CREATE TABLE portal_links (
+    id         TEXT    PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { AttemptQuery, DeliveryAttemptRecord, PageQuery } from '../records.js';
+import type { AttemptQuery, DeliveryAttemptRecord } from '../records.js';
 import { fromMilliseconds } from '../shared/rows.js';
 import { sqliteParam } from '../shared/sql-params.js';
 import {
@@ -18,6 +18,7 @@ import {
 } from '../shared/webhook-rows.js';
 import type { WebhookStore } from '../store.js';
 import type {
+  EndpointPageQuery,
   NewWebhookEndpointRecord,
   SecretRotation,
   WebhookEndpointChange,
@@ -36,8 +37,12 @@ const bindable = (value: string | boolean | null): SqlValue => (typeof value ===
 
 const QUERIES = {
   // Sent only what is recorded from now on (fan-out.ts).
-  insert: `INSERT INTO webhook_endpoints (url, events, description, enabled, secret, created_at, fanned_seq)
-    VALUES (?, ?, ?, 1, ?, ?, ${EVENTS_HEAD}) RETURNING ${ENDPOINT_COLUMNS}`,
+  // At the owner's bound it inserts nothing: one writer at a time, so the count is the one it adds to.
+  insert: `INSERT INTO webhook_endpoints (owner, url, events, description, enabled, secret, created_at, fanned_seq)
+    SELECT @owner, @url, @events, @description, 1, @secret, @createdAt, ${EVENTS_HEAD}
+    WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = @owner) < @perOwner
+    RETURNING ${ENDPOINT_COLUMNS}`,
+  ownerPage: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = ? AND id > ? ORDER BY id LIMIT ?`,
   update: `UPDATE webhook_endpoints SET url = coalesce(@url, url), events = coalesce(@events, events),
     enabled = coalesce(@enabled, enabled), description = CASE WHEN @setDescription THEN @description ELSE description END,
     ${enabledChange({ on: '@enabled = 1', off: '@enabled = 0', was: 'enabled = 1' }, '@now')}
@@ -56,9 +61,10 @@ const QUERIES = {
 export class SqliteWebhookStore implements WebhookStore {
   readonly #writes: GroupCommit;
   readonly #fanOut: SqliteFanOut;
-  readonly #insert: Database.Statement<SqlValue[], Row>;
+  readonly #insert: Database.Statement<[Record<string, SqlValue>], Row>;
   readonly #get: Database.Statement<[number], Row>;
   readonly #page: Database.Statement<[number, number], Row>;
+  readonly #ownerPage: Database.Statement<[string, number, number], Row>;
   readonly #update: Database.Statement<[Record<string, SqlValue>], Row>;
   readonly #resume: Database.Statement<[{ id: number; now: number }]>;
   readonly #rotate: Database.Statement<[{ id: number; secret: string; expiresAt: number | null }], Row>;
@@ -69,9 +75,10 @@ export class SqliteWebhookStore implements WebhookStore {
   constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut) {
     this.#writes = writes;
     this.#fanOut = fanOut;
-    this.#insert = db.prepare<SqlValue[], Row>(QUERIES.insert);
+    this.#insert = db.prepare(QUERIES.insert);
     this.#get = db.prepare(QUERIES.get);
     this.#page = db.prepare(QUERIES.page);
+    this.#ownerPage = db.prepare(QUERIES.ownerPage);
     this.#update = db.prepare(QUERIES.update);
     this.#resume = db.prepare(QUERIES.resume);
     this.#rotate = db.prepare(QUERIES.rotate);
@@ -81,23 +88,30 @@ export class SqliteWebhookStore implements WebhookStore {
     this.#attempts = Object.fromEntries(attempts);
   }
 
-  create(endpoint: NewWebhookEndpointRecord): Promise<WebhookEndpointRecord> {
-    const values = [
-      endpoint.url,
-      eventsColumn(endpoint.events),
-      endpoint.description,
-      endpoint.secret,
-      endpoint.createdAt.getTime(),
-    ];
-    return this.#writes.run(() => fromRow(this.#insert.get(...values) as Row));
+  create(endpoint: NewWebhookEndpointRecord, perOwner: number): Promise<WebhookEndpointRecord | undefined> {
+    const values = {
+      owner: endpoint.owner,
+      url: endpoint.url,
+      events: eventsColumn(endpoint.events),
+      description: endpoint.description,
+      secret: endpoint.secret,
+      createdAt: endpoint.createdAt.getTime(),
+      perOwner,
+    };
+    return this.#writes.run(() => recordOrNone(this.#insert.get(values)));
   }
 
   async get(id: number): Promise<WebhookEndpointRecord | undefined> {
     return recordOrNone(this.#get.get(id));
   }
 
-  async list(query: PageQuery<never>): Promise<WebhookEndpointRecord[]> {
-    return this.#page.all(query.afterId ?? 0, query.limit).map(fromRow);
+  async list(query: EndpointPageQuery): Promise<WebhookEndpointRecord[]> {
+    const afterId = query.afterId ?? 0;
+    const rows =
+      query.owner === undefined
+        ? this.#page.all(afterId, query.limit)
+        : this.#ownerPage.all(query.owner, afterId, query.limit);
+    return rows.map(fromRow);
   }
 
   update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
