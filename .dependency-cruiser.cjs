@@ -104,6 +104,20 @@ module.exports = {
       { path: '^src/', pathNot: '^src/(client|schemas|domain)/' },
     ),
     forbid(
+      'portal-on-the-request-side',
+      'portal/ serves partners over HTTP like the routes: no transport, process or command line, no store backend.',
+      { path: '^src/portal/' },
+      {
+        path: '^src/(server|process|commands)/|^src/(app|cli)\\.ts$|^src/store/(sqlite|postgres|shared)/|^src/store/(open-store|migrate-database)\\.ts$',
+      },
+    ),
+    forbid(
+      'portal-page-stands-alone',
+      'portal/page/ runs in the browser, compiled apart (its own tsconfig.json): it imports only its own modules.',
+      { path: '^src/portal/page/' },
+      { pathNot: '^src/portal/page/' },
+    ),
+    forbid(
       'no-circular',
       'No import cycles, type-only ones included: the files of a cycle cannot be read or changed apart.',
       {},

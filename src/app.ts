@@ -5,6 +5,7 @@ import { eventRoutes } from './api/events.js';
 import { metaRoutes } from './api/meta.js';
 import { orderRoutes } from './api/orders.js';
 import { petRoutes } from './api/pets.js';
+import { portalLinkRoutes } from './api/portal-links.js';
 import type { RouteOptions } from './api/route-options.js';
 import { webhookDeliveryRoutes } from './api/webhook-deliveries.js';
 import { webhookRedeliveryRoutes } from './api/webhook-redeliveries.js';
@@ -18,8 +19,10 @@ import {
   DEFAULT_EVENT_STREAM_LIMITS,
   type EventStreamLimits,
 } from './config/config.js';
+import { DEFAULT_PORTAL_LINK_TTL_MS } from './config/portal-link-ttl.js';
 import { CursorCodec } from './domain/cursor.js';
 import { EventCursors } from './domain/event-cursor.js';
+import { ERRORS } from './errors/catalogue.js';
 import { errorHandler } from './errors/error-handler.js';
 import { feedBell } from './events/feed-bell.js';
 import { Idempotency } from './http/idempotency.js';
@@ -33,6 +36,9 @@ import { jsonBodies } from './plugins/json-body.js';
 import { methodNotAllowed, routeTable } from './plugins/method-not-allowed.js';
 import { retention } from './plugins/retention.js';
 import { securityHeaders } from './plugins/security-headers.js';
+import { portalPage } from './portal/portal-page.js';
+import { portalSessionRoutes } from './portal/portal-session-routes.js';
+import { PORTAL_PATH, PortalSessions } from './portal/portal-sessions.js';
 import { FailOpen } from './rate-limit/fail-open.js';
 import { failedAuthLimit, keyRateLimit, type RateLimitOptions } from './rate-limit/rate-limit-plugins.js';
 import { DEFAULT_LIMITS, fastifyOptions, limitConnections, type ServerLimits } from './server/fastify-options.js';
@@ -67,6 +73,8 @@ export interface AppOptions {
   readonly eventStreams?: EventStreamLimits | undefined;
   /** EVENT_RETENTION_DAYS: how long events are kept (the purge), and the feed's 410; 30 when absent. */
   readonly eventRetentionDays?: number;
+  /** PORTAL_LINK_TTL in ms; its default when absent. */
+  readonly portalLinkTtlMs?: number;
   /** WEBHOOK_ENDPOINTS_PER_OWNER; its default when absent. */
   readonly webhookEndpointsPerOwner?: number;
   /** Sends webhooks from this app, to `webhooks`' targets (start-server does); off when absent, as in most tests. */
@@ -116,7 +124,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     failOpen: new FailOpen(app.log, metrics.rateLimitFailOpen),
   };
   await app.register(failedAuthLimit, rateLimits);
-  await app.register(auth, { store, clock });
+  const sessions = new PortalSessions({
+    store,
+    clock,
+    secret: await store.secret('portal'),
+    ttlMs: options.portalLinkTtlMs ?? DEFAULT_PORTAL_LINK_TTL_MS,
+    secure: options.tls !== undefined || options.publicUrl?.startsWith('https:') === true,
+  });
+  await app.register(auth, { store, clock, sessions });
   await app.register(keyRateLimit, rateLimits);
 
   // The routes, then the 405s for every path they leave a method out of.
@@ -141,12 +156,32 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     allowPrivate: options.webhooks?.allowPrivateUrls ?? false,
     lookup: options.webhooks?.lookup ?? systemLookup,
   };
-  const endpointsPerOwner = options.webhookEndpointsPerOwner ?? DEFAULT_ENDPOINTS_PER_OWNER;
-  await app.register(webhookRoutes, { ...routes, targets, endpointsPerOwner });
-  await app.register(webhookDeliveryRoutes, routes);
   const retentionDays = options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS;
-  await app.register(webhookRedeliveryRoutes, { ...routes, eventRetentionDays: retentionDays });
-  await app.register(webhookTestSendRoutes, routes);
+  const webhookOperations = async (scope: FastifyInstance) => {
+    const endpointsPerOwner = options.webhookEndpointsPerOwner ?? DEFAULT_ENDPOINTS_PER_OWNER;
+    await scope.register(webhookRoutes, { ...routes, targets, endpointsPerOwner });
+    await scope.register(webhookDeliveryRoutes, routes);
+    await scope.register(webhookRedeliveryRoutes, { ...routes, eventRetentionDays: retentionDays });
+    await scope.register(webhookTestSendRoutes, routes);
+  };
+  await webhookOperations(app);
+  await app.register(portalLinkRoutes, { sessions, publicUrl: options.publicUrl });
+  // The portal: the same operations by the same handlers under /portal/v1, where the cookie's path covers
+  // them and a session stands in for a key of its owner with `webhooks` alone; anything else there is 403.
+  await app.register(
+    async (portal) => {
+      portal.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
+      await webhookOperations(portal);
+      portal.all('/v1/*', async () => {
+        throw ERRORS.portalWebhooksOnly.create();
+      });
+    },
+    { prefix: PORTAL_PATH },
+  );
+  await app.register(portalSessionRoutes, { sessions });
+  await app.register(portalPage);
   if (options.webhookDelivery !== undefined) {
     await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
   }

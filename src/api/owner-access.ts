@@ -34,7 +34,7 @@ export function ownerActedFor(request: FastifyRequest, named: string | undefined
 }
 
 /** Whether the request may see this endpoint: its owner's, or any for admin. */
-export function sees(request: FastifyRequest, endpoint: WebhookEndpointRecord): boolean {
+function sees(request: FastifyRequest, endpoint: WebhookEndpointRecord): boolean {
   const owner = ownerSeen(request);
   return owner === undefined || owner === endpoint.owner;
 }

@@ -14,6 +14,7 @@ export type {
 } from '../schemas/event.js';
 export type { NewOrder, Order, OrderStatus, OrderStatusChange } from '../schemas/order.js';
 export type { NewPet, Pet, PetStatus } from '../schemas/pet.js';
+export type { PortalLink, PortalLinkRequest } from '../schemas/portal-link.js';
 export type {
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Event, ListEventsQuery as ListEventsQuerySchema } from '../schemas/event.js';
 import type { ListOrdersQuery as ListOrdersQuerySchema, NewOrder, Order, OrderStatusChange } from '../schemas/order.js';
 import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet } from '../schemas/pet.js';
+import type { PortalLink, PortalLinkRequest } from '../schemas/portal-link.js';
 import type { RotatedWebhookSecret, WebhookSecretRotation } from '../schemas/webhook.js';
 import type {
   DeliveryAttempt,
@@ -189,6 +190,16 @@ export class PetstoreClient {
   sendWebhookTest(webhookId: number, { signal }: CallOptions = {}): Promise<TestSendAccepted> {
     const path = `/v1/webhooks/${encodeURIComponent(webhookId)}/test`;
     return this.#body<TestSendAccepted>({ method: 'POST', path, unkeyed: true, signal });
+  }
+
+  /**
+   * `portalLink` (`createPortalLink`): a short-lived link to the service's webhook portal for the key's owner (an admin key
+   * may name any `owner`), for one person to open in a browser before `expiresAt`. Not retried after a lost
+   * answer: a link is cheap, ask for another.
+   */
+  portalLink(request: PortalLinkRequest = {}, { signal }: CallOptions = {}): Promise<PortalLink> {
+    const path = '/v1/webhooks/portal-links';
+    return this.#body<PortalLink>({ method: 'POST', path, body: request, unkeyed: true, signal });
   }
 
   /**

@@ -2,6 +2,7 @@ import { ConfigError } from './config-error.js';
 import { durationMs } from './retry-schedule.js';
 
 export const DEFAULT_PORTAL_LINK_TTL = '15m';
+export const DEFAULT_PORTAL_LINK_TTL_MS = durationMs(DEFAULT_PORTAL_LINK_TTL);
 /** A day at most: a link is a bearer credential in a chat message or an e-mail, and its session lasts as long. */
 const MAX_PORTAL_LINK_TTL_MS = 86_400_000;
 

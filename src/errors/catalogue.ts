@@ -137,6 +137,19 @@ export const ERRORS = {
   keyInvalid: errorKind('unauthorized', () => 'the API key is invalid, expired or revoked', {
     'www-authenticate': `${REALM}, error="invalid_token"`,
   }),
+  /** One message whether the link expired, was used already, was altered or its key was revoked. */
+  portalLinkRefused: errorKind(
+    'unauthorized',
+    () => 'this portal link has expired, was used already, or its key was revoked; ask for a new link',
+  ),
+  portalSessionMissing: errorKind(
+    'unauthorized',
+    () => 'no portal session, or it has ended; open a new portal link to start one',
+  ),
+  portalWebhooksOnly: errorKind(
+    'forbidden',
+    () => "a portal session manages its owner's webhook endpoints only; use an API key for anything else",
+  ),
   scopeMissing: errorKind(
     'forbidden',
     (scope: string) => `this API key lacks the "${scope}" scope this operation needs`,

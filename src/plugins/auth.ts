@@ -9,7 +9,7 @@ import type { ApiKeyWithHash } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { StoreUnavailableError } from '../store/store-errors.js';
 
-export interface AuthenticatedKey {
+interface AuthenticatedKey {
   readonly id: number;
   readonly name: string;
   /** Whose webhook endpoints it manages (src/api/owner-access.ts). */
@@ -38,11 +38,15 @@ const TOUCH_INTERVAL_MS = 60_000;
 /** Key lookups kept at most (known and unknown hashes); past that the cache starts over. */
 const MAX_CACHED_KEYS = 10_000;
 
-/** Whether the route asks for a key (everything but the public endpoints and unknown paths outside /v1). */
+/** Under /portal/v1 a portal session's cookie stands in for a key, and no bearer key is taken. */
+const PORTAL_API = /^\/portal\/v1(\/|\?|$)/;
+const API = /^\/v1(\/|\?|$)/;
+
+/** Whether the route asks for a key (everything but the public endpoints and unknown paths outside the APIs). */
 function needsKey(request: FastifyRequest): boolean {
   if (request.routeOptions.config.public === true) return false;
   // Unknown paths outside the API answer 404 without asking for a key; under /v1 the key comes first.
-  if (request.is404) return request.url === '/v1' || request.url.startsWith('/v1/') || request.url.startsWith('/v1?');
+  if (request.is404) return API.test(request.url) || PORTAL_API.test(request.url);
   return true;
 }
 
@@ -115,9 +119,17 @@ class Authenticator {
   }
 }
 
-/** Bearer API keys on every route that is not public, then the route's scope (401 before 403 before 400). */
+/** Who a portal session's cookie stands for (src/portal/portal-sessions.ts), or the 401 to answer. */
+interface SessionAuthenticator {
+  authenticate(request: FastifyRequest): Promise<AuthenticatedKey | ApiError>;
+}
+
+/**
+ * Bearer API keys on every route that is not public (a portal session's cookie on the portal's), then the
+ * route's scope (401 before 403 before 400).
+ */
 export const auth = fp(
-  async (app: FastifyInstance, options: { store: Store; clock: Clock }) => {
+  async (app: FastifyInstance, options: { store: Store; clock: Clock; sessions: SessionAuthenticator }) => {
     const authenticator = new Authenticator(
       options.store,
       options.clock,
@@ -127,7 +139,9 @@ export const auth = fp(
     app.decorateRequest('apiKey', null);
     app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
       if (!needsKey(request)) return;
-      const key = await authenticator.authenticate(request);
+      const key = PORTAL_API.test(request.url)
+        ? await options.sessions.authenticate(request)
+        : await authenticator.authenticate(request);
       // A failure is answered by the failed-auth limit: 401, or 429 once this address failed too often.
       if (key instanceof ApiError) throw await app.failedAuthentication(request, key);
       request.apiKey = key;

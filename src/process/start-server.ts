@@ -57,6 +57,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       eventRetentionDays: config.eventRetentionDays,
       eventStreams: config.eventStreams,
       webhookEndpointsPerOwner: config.webhookEndpointsPerOwner,
+      portalLinkTtlMs: config.portalLinkTtlMs,
       limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
       metricsAcrossWorkers: options.worker === true,
     });

@@ -10,6 +10,7 @@ import {
 } from './event.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
 import { NewPet, Pet, PetStatus } from './pet.js';
+import { PortalLink, PortalLinkRequest } from './portal-link.js';
 import {
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
@@ -54,4 +55,6 @@ export const SHARED_SCHEMAS = [
   RecoveryAccepted,
   WebhookTestEvent,
   TestSendAccepted,
+  PortalLinkRequest,
+  PortalLink,
 ];

@@ -22,7 +22,8 @@ const events = (description: string) =>
   Type.Array(Type.Unsafe<EventType>({ $ref: 'EventType' }), { minItems: 1, uniqueItems: true, description });
 const Events = events('The event types sent to the endpoint; each at most once.');
 
-const owner = (description: string) =>
+/** An owner's name (src/domain/owner.ts), as every schema that names one states it. */
+export const owner = (description: string) =>
   Type.String({
     minLength: 1,
     maxLength: 64,

@@ -109,6 +109,12 @@ export interface ApiKeyStore {
   /** Creates the key only when no key exists at all (atomically); undefined otherwise. */
   createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined>;
   findByHash(hash: string): Promise<ApiKeyWithHash | undefined>;
+  findById(id: number): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Records that the portal link `linkId` (valid until `expiresAt`) was traded for a session: true the first
+   * time, false ever after, across instances. Links past their time are forgotten in the same write.
+   */
+  redeemLink(linkId: string, expiresAt: Date): Promise<boolean>;
   list(): Promise<ApiKeyRecord[]>;
   /** Revokes the active key with this id or name; undefined when there is none. */
   revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined>;

@@ -40,6 +40,8 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
     },
     apiKeys: {
       create: timed('apiKeys.create', (key) => apiKeys.create(key), observe),
+      findById: timed('apiKeys.findById', (id) => apiKeys.findById(id), observe),
+      redeemLink: timed('apiKeys.redeemLink', (id, expiresAt) => apiKeys.redeemLink(id, expiresAt), observe),
       createFirst: timed('apiKeys.createFirst', (key) => apiKeys.createFirst(key), observe),
       findByHash: timed('apiKeys.findByHash', (hash) => apiKeys.findByHash(hash), observe),
       list: timed('apiKeys.list', () => apiKeys.list(), observe),

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, type TestContext, test } from 'node:test';
-import { type Pet, PetstoreClient, type PetstoreClientOptions, PetstoreError } from '../../src/client/index.js';
+import {
+  type Pet,
+  PetstoreClient,
+  type PetstoreClientOptions,
+  PetstoreError,
+  type WebhookEndpoint,
+} from '../../src/client/index.js';
 import { nextCursor } from '../../src/client/page.js';
 import {
   BACKOFF_BASE_MS,
@@ -313,6 +319,20 @@ eachBackend((backend) => {
       const unknown = await failure(client.sendWebhookTest(id + 1));
       assert.deepEqual([unknown.status, unknown.code], [404, 'not_found']);
       assert.deepEqual((await client.listEvents()).items, [], 'not on the feed');
+    });
+
+    test("portalLink: a link for the key's owner; another owner needs admin (403)", async (t) => {
+      const h = await startWebhookHarness(t, backend);
+      const client = clientFor(h);
+      const link = await client.portalLink();
+      assert.equal(link.owner, 'default');
+      assert.match(link.url, /\/portal#[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+      assert.ok(Date.parse(link.expiresAt) > Date.now());
+      const refused = await failure(client.portalLink({ owner: 'globex' }));
+      assert.deepEqual([refused.status, refused.code], [403, 'forbidden']);
+      const { id } = await createEndpoint(h);
+      const endpoint = (await h.call('GET', `/v1/webhooks/${id}`)).json as WebhookEndpoint;
+      assert.equal(endpoint.owner, 'default', 'the owner field, typed');
     });
   });
 });

@@ -57,6 +57,17 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     return row === undefined ? undefined : fromRow(row);
   }
 
+  async findById(id: number): Promise<ApiKeyRecord | undefined> {
+    const [row] = await this.#db.rows<Row>('keys-by-id', `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+    return recordOrNone(row);
+  }
+
+  async redeemLink(linkId: string, expiresAt: Date): Promise<boolean> {
+    const redeem = `WITH forgotten AS (DELETE FROM portal_links WHERE expires_at < now())
+      INSERT INTO portal_links (id, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`;
+    return (await this.#db.count('keys-redeem-link', redeem, [linkId, expiresAt])) === 1;
+  }
+
   async list(): Promise<ApiKeyRecord[]> {
     const rows = await this.#db.rows<Row>('keys-list', `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`, []);
     return rows.map((row) => withoutHash(fromRow(row)));

@@ -24,12 +24,18 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   readonly #writes: GroupCommit;
   readonly #findByHash: Database.Statement<[string], Row>;
   readonly #touch: Database.Statement<[number, number]>;
+  readonly #findById: Database.Statement<[number], Row>;
+  readonly #forgetLinks: Database.Statement<[number]>;
+  readonly #redeem: Database.Statement<[string, number]>;
 
   constructor(db: Database.Database, writes: GroupCommit) {
     this.#db = db;
     this.#writes = writes;
     this.#findByHash = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`);
     this.#touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+    this.#findById = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`);
+    this.#forgetLinks = db.prepare('DELETE FROM portal_links WHERE expires_at < ?');
+    this.#redeem = db.prepare('INSERT INTO portal_links (id, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING');
   }
 
   #insert(key: NewApiKeyRecord, onlyIfNoKeys: boolean): ApiKeyRecord | undefined {
@@ -67,6 +73,17 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   async findByHash(hash: string): Promise<ApiKeyWithHash | undefined> {
     const row = this.#findByHash.get(hash);
     return row === undefined ? undefined : fromRow(row);
+  }
+
+  async findById(id: number): Promise<ApiKeyRecord | undefined> {
+    return recordOrNone(this.#findById.get(id));
+  }
+
+  redeemLink(linkId: string, expiresAt: Date): Promise<boolean> {
+    return this.#writes.run(() => {
+      this.#forgetLinks.run(Date.now());
+      return this.#redeem.run(linkId, expiresAt.getTime()).changes === 1;
+    });
   }
 
   async list(): Promise<ApiKeyRecord[]> {

@@ -1,0 +1,88 @@
+/**
+ * The shapes of the portal API's JSON (the same as /v1/webhooks, src/schemas/webhook*.ts), written out here:
+ * the page is compiled apart from the service and imports nothing from it. The browser test checks them.
+ */
+
+type DisabledReason = 'failing' | 'gone' | 'manual';
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+type DeliveryTrigger = 'event' | 'resend' | 'recover' | 'test';
+
+export interface Session {
+  readonly owner: string;
+  readonly expiresAt: string;
+}
+
+export interface Endpoint {
+  readonly id: number;
+  readonly owner: string;
+  readonly url: string;
+  readonly events: readonly string[];
+  readonly description: string | null;
+  readonly enabled: boolean;
+  readonly createdAt: string;
+  readonly disabledReason: DisabledReason | null;
+  readonly disabledAt: string | null;
+  readonly pausedUntil: string | null;
+  readonly previousSecretExpiresAt: string | null;
+}
+
+export interface CreatedEndpoint extends Endpoint {
+  readonly secret: string;
+}
+
+export interface NewEndpoint {
+  readonly url: string;
+  readonly events: readonly string[];
+  readonly description?: string;
+}
+
+/** The fields sent are changed; `description: null` clears it. */
+export interface EndpointChange {
+  readonly url?: string;
+  readonly events?: readonly string[];
+  readonly enabled?: boolean;
+  readonly description?: string | null;
+}
+
+export interface DeliveryAttempt {
+  readonly eventId: string;
+  readonly type: string;
+  readonly attempt: number;
+  readonly status: DeliveryStatus;
+  readonly trigger: DeliveryTrigger;
+  readonly responseStatus?: number;
+  readonly error?: string;
+  readonly attemptedAt: string;
+  readonly nextAttemptAt?: string;
+}
+
+export interface DeliveryFilter {
+  readonly status?: DeliveryStatus;
+  readonly eventId?: string;
+}
+
+export interface RotatedSecret {
+  readonly secret: string;
+  readonly previousSecretExpiresAt: string | null;
+}
+
+export interface ResendAccepted {
+  readonly eventId: string;
+  readonly endpointEnabled: boolean;
+}
+
+export interface RecoveryAccepted {
+  readonly queued: number;
+  readonly endpointEnabled: boolean;
+}
+
+export interface TestSendAccepted {
+  readonly eventId: string;
+  readonly endpointEnabled: boolean;
+}
+
+/** One page of a list, and the cursor of the next one when there is more. */
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly next: string | undefined;
+}

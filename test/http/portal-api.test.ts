@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import type { StoreBackend } from '../helpers/stores.js';
+import { testLookup } from '../helpers/webhooks.js';
+
+/**
+ * The portal's server side over HTTP, without a browser (the page itself: portal-page.test.ts): links, the
+ * trade of a link for a session cookie, and what a session opens and does not.
+ */
+
+const URL = 'https://hooks.example.com/in';
+
+async function link(h: Harness, key: string, body?: Record<string, unknown>) {
+  const result = await h.call('POST', '/v1/webhooks/portal-links', { key, body });
+  assert.equal(result.status, 201, result.text);
+  const token = new globalThis.URL(result.json.url).hash.slice(1);
+  return { ...(result.json as { url: string; owner: string; expiresAt: string }), token };
+}
+
+/** Trades a link's token for a session: the answer, and the cookie to send back. */
+async function trade(h: Harness, token: string) {
+  const result = await h.call('POST', '/portal/session', { key: null, body: { token } });
+  const setCookie = result.headers.get('set-cookie') ?? '';
+  return { result, setCookie, cookie: setCookie.split(';')[0] ?? '' };
+}
+
+const withCookie = (cookie: string) => ({ key: null, headers: { cookie } });
+
+function suite(backend: StoreBackend, options: HarnessOptions) {
+  test('a link opens its owner’s endpoints once, by a cookie limited to /portal', async (t) => {
+    const h = await startHarness(t, backend, options);
+    const acme = await h.issueKey('acme-key', ['read', 'webhooks'], 'acme');
+    const globex = await h.issueKey('globex-key', ['webhooks'], 'globex');
+    const mine = (await h.call('POST', '/v1/webhooks', { key: acme, body: { url: URL } })).json;
+    const theirs = (await h.call('POST', '/v1/webhooks', { key: globex, body: { url: URL } })).json;
+    const made = await link(h, acme);
+    assert.equal(made.owner, 'acme');
+    assert.match(made.url, /^http:\/\/127\.0\.0\.1:\d+\/portal#[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    assert.ok(Math.abs(Date.parse(made.expiresAt) - Date.now() - 15 * 60_000) < 60_000, 'PORTAL_LINK_TTL: 15m');
+
+    const { result, setCookie, cookie } = await trade(h, made.token);
+    assert.equal(result.status, 200, result.text);
+    assert.deepEqual(result.json, { owner: 'acme', expiresAt: made.expiresAt });
+    assert.match(setCookie, /^petstore_portal=[^;]+; Path=\/portal; Max-Age=(89\d|900); HttpOnly; SameSite=Strict$/);
+    assert.equal((await h.call('GET', '/portal/session', withCookie(cookie))).json.owner, 'acme');
+
+    const list = await h.call('GET', '/portal/v1/webhooks', withCookie(cookie));
+    assert.equal(list.status, 200, list.text);
+    assert.deepEqual(
+      list.json.map((e: { id: number }) => e.id),
+      [mine.id],
+    );
+    const created = await h.call('POST', '/portal/v1/webhooks', { ...withCookie(cookie), body: { url: URL } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.json.owner, 'acme');
+    assert.match(created.json.secret, /^whsec_/);
+    expectError(await h.call('GET', `/portal/v1/webhooks/${theirs.id}`, withCookie(cookie)), 404, 'not_found');
+    const planted = await h.call('POST', '/portal/v1/webhooks', {
+      ...withCookie(cookie),
+      body: { url: URL, owner: 'globex' },
+    });
+    expectError(planted, 403, 'forbidden');
+
+    // The session is no key: nothing else under /portal/v1, nothing under /v1.
+    for (const path of ['/portal/v1/pets', '/portal/v1/events', '/portal/v1/store/orders']) {
+      assert.match(
+        expectError(await h.call('GET', path, withCookie(cookie)), 403, 'forbidden'),
+        /webhook endpoints only/,
+      );
+    }
+    // No link from a session: it would outlive the link that opened it.
+    const relink = await h.call('POST', '/portal/v1/webhooks/portal-links', withCookie(cookie));
+    expectError(relink, 405, 'method_not_allowed');
+    expectError(await h.call('GET', '/v1/webhooks', withCookie(cookie)), 401, 'unauthorized');
+    expectError(await h.call('GET', '/portal/v1/webhooks', { key: acme }), 401, 'unauthorized');
+    expectError(await h.call('GET', '/portal/v1/pets', { key: null }), 401, 'unauthorized');
+
+    // Once only, and a forged or altered token is the same refusal.
+    const again = await trade(h, made.token);
+    const message = expectError(again.result, 401, 'unauthorized');
+    assert.match(message, /expired, was used already, or its key was revoked; ask for a new link/);
+    assert.equal(again.setCookie, '');
+    const altered = `${made.token.slice(0, -2)}AA`;
+    assert.equal(expectError((await trade(h, altered)).result, 401, 'unauthorized'), message);
+    const forged = (await trade(h, cookie.split('=')[1] ?? '')).result;
+    assert.equal(expectError(forged, 401, 'unauthorized'), message, 'a session is no link');
+
+    // Revoking the key that made the link ends its session.
+    await h.store.apiKeys.revoke('acme-key', new Date());
+    expectError(await h.call('GET', '/portal/v1/webhooks', withCookie(cookie)), 401, 'unauthorized');
+    expectError(await h.call('GET', '/portal/session', withCookie(cookie)), 401, 'unauthorized');
+  });
+
+  test('who may make links: webhooks for its owner, admin for any; expiry; the OpenAPI document', async (t) => {
+    let now = Date.now();
+    const h = await startHarness(t, backend, { ...options, clock: () => new Date(now) });
+    const acme = await h.issueKey('acme-key', ['webhooks'], 'acme');
+    const admin = await h.issueKey('operator', ['admin'], 'operator');
+    expectError(await h.call('POST', '/v1/webhooks/portal-links', { key: h.keys.read }), 403, 'forbidden');
+    const nosy = await h.call('POST', '/v1/webhooks/portal-links', { key: acme, body: { owner: 'globex' } });
+    expectError(nosy, 403, 'forbidden');
+    assert.equal((await link(h, admin, { owner: 'globex' })).owner, 'globex');
+    const bad = await h.call('POST', '/v1/webhooks/portal-links', { key: admin, body: { owner: '../x' } });
+    expectError(bad, 400, 'invalid_request');
+
+    const late = await link(h, acme);
+    now += 15 * 60_000 + 1000;
+    expectError((await trade(h, late.token)).result, 401, 'unauthorized');
+    const fresh = await link(h, acme);
+    const { cookie } = await trade(h, fresh.token);
+    assert.equal((await h.call('GET', '/portal/v1/webhooks', withCookie(cookie))).status, 200);
+    now += 15 * 60_000 + 1000;
+    expectError(await h.call('GET', '/portal/v1/webhooks', withCookie(cookie)), 401, 'unauthorized');
+
+    const document = (await h.call('GET', '/v1/openapi.json')).json;
+    assert.ok(document.paths['/webhooks/portal-links'].post, 'the link operation is documented');
+    assert.deepEqual(
+      Object.keys(document.paths).filter((path) => path.startsWith('/portal')),
+      [],
+      'the portal’s own routes are not the API',
+    );
+  });
+}
+
+eachBackend((backend) => {
+  describe(`portal links and sessions [${backend.name}]`, () =>
+    suite(backend, { webhooks: { allowPrivateUrls: false, lookup: testLookup } }));
+});

@@ -1,0 +1,528 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { after, describe, type TestContext, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
+import { EVENT_TYPES } from '../../src/domain/event-types.js';
+import { issueApiKey } from '../../src/services/api-keys.js';
+import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { BACKENDS } from '../helpers/stores.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
+import { deliveryLog } from '../helpers/webhooks.js';
+
+/**
+ * The webhook portal's page in a real browser (Debian's Chromium through playwright-core), against the service
+ * on each store: what a partner does with a portal link, what the page sends, and what it refuses to load.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+// Without the background-networking flags Chromium keeps trying hosts this machine cannot reach.
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+/** Screenshots go here for a person to look at (git-ignored). */
+const OUTPUT_DIR = path.resolve('test-output');
+const NARROW = { width: 360, height: 800 };
+
+const noBrowser = existsSync(CHROMIUM) ? false : `Debian's chromium is not installed at ${CHROMIUM}`;
+if (noBrowser !== false && process.env.CI === 'true') throw new Error(`${noBrowser}; .ci/run installs it`);
+
+/** Local receivers; one retry after 50 ms, then failed. */
+const OPTIONS: HarnessOptions = {
+  webhooks: { allowPrivateUrls: true },
+  webhookDelivery: { timeoutMs: 1000, retrySchedule: [50] },
+};
+
+/** One browser for the file, each test in contexts of its own (cookies apart). */
+let launched: Promise<Browser> | undefined;
+const browser = () => {
+  launched ??= chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  return launched;
+};
+after(async () => (await launched)?.close());
+
+/** What the browser did that the test checks afterwards. */
+interface Portal {
+  readonly page: Page;
+  /** Every request: method, URL as the server sees it (no fragment), Referer, body. */
+  readonly requests: { method: string; url: string; referer: string | undefined; body: string | null }[];
+  /** CSP and Trusted Types violations, and uncaught errors. */
+  readonly problems: string[];
+}
+
+/** Mints a portal link with a key (201 asserted) and returns it for this harness, with its token. */
+async function portalLink(h: Harness, key = h.keys.all): Promise<{ url: string; token: string }> {
+  const minted = await h.call('POST', '/v1/webhooks/portal-links', { key });
+  assert.equal(minted.status, 201, minted.text);
+  assert.ok(!Number.isNaN(Date.parse(minted.json.expiresAt)), 'expiresAt is a time');
+  const link = new URL(minted.json.url, h.url);
+  assert.equal(link.pathname, '/portal');
+  assert.equal(link.search, '', 'the token is in the fragment, which browsers never send');
+  const token = link.hash.slice(1);
+  assert.ok(token.length >= 20, `a token in the fragment: ${minted.json.url}`);
+  return { url: `${h.url}/portal#${token}`, token };
+}
+
+/** Opens a page in a fresh context (no cookies), recording what the page requests and any violation. */
+async function openPage(t: TestContext, url: string, viewport = { width: 1024, height: 900 }): Promise<Portal> {
+  const context = await (await browser()).newContext({ viewport });
+  t.after(() => context.close());
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(url).origin });
+  const page = await context.newPage();
+  const portal: Portal = { page, requests: [], problems: [] };
+  page.on('request', (request) => {
+    const seen = new URL(request.url());
+    seen.hash = '';
+    portal.requests.push({
+      method: request.method(),
+      url: seen.href,
+      referer: request.headers().referer,
+      body: request.postData(),
+    });
+  });
+  page.on('console', (message) => {
+    if (/content security policy|trusted type|refused to/i.test(message.text())) portal.problems.push(message.text());
+  });
+  page.on('pageerror', (error) => portal.problems.push(`uncaught: ${error.message}`));
+  // As a string: a function would be serialised with whatever the TypeScript loader added to it.
+  await page.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (e) =>
+      console.error('Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI));`,
+  });
+  await page.goto(url);
+  return portal;
+}
+
+/** Opens a link and waits for the owner's endpoints. */
+async function openPortal(t: TestContext, h: Harness, key = h.keys.all) {
+  const link = await portalLink(h, key);
+  const portal = await openPage(t, link.url);
+  await portal.page.getByRole('heading', { name: 'Your webhook endpoints' }).waitFor();
+  return { ...portal, token: link.token };
+}
+
+/** The page's alert and status regions, as text. */
+const alertText = async (page: Page) => (await page.locator('#alert').textContent()) ?? '';
+const statusText = async (page: Page) => (await page.locator('#status').textContent()) ?? '';
+
+/** Until the status region says something matching (actions answer asynchronously). */
+async function statusSays(page: Page, pattern: RegExp): Promise<string> {
+  await page
+    .locator('#status')
+    .filter({ hasText: pattern })
+    .waitFor({ timeout: 5000 })
+    .catch(async () => {
+      assert.fail(`status: "${await statusText(page)}", alert: "${await alertText(page)}", expected ${pattern}`);
+    });
+  return statusText(page);
+}
+
+/** Until the locator finds `n` elements (the page's own policy forbids waitForFunction's string eval). */
+async function hasCount(locator: Locator, n: number): Promise<void> {
+  for (let i = 0; i < 250 && (await locator.count()) !== n; i++) await sleep(20);
+  assert.equal(await locator.count(), n);
+}
+
+/** Controls without a label, aria-label or text: none may be. */
+const UNLABELLED = `[...document.querySelectorAll('input, select, textarea, button')]
+  .filter((e) => !(e.labels?.length > 0 || e.getAttribute('aria-label') || (e.tagName === 'BUTTON' && e.textContent.trim())))
+  .map((e) => e.outerHTML)`;
+
+/** The page's width and the window's: the page must not scroll sideways. */
+const WIDTHS = '[document.documentElement.scrollWidth, window.innerWidth]';
+
+async function endpointsOf(h: Harness, key = h.keys.all): Promise<any[]> {
+  const list = await h.call('GET', '/v1/webhooks?limit=100', { key });
+  assert.equal(list.status, 200, list.text);
+  return list.json;
+}
+
+async function createEndpoint(h: Harness, body: Record<string, unknown>, key = h.keys.all): Promise<any> {
+  const created = await h.call('POST', '/v1/webhooks', { key, body });
+  assert.equal(created.status, 201, created.text);
+  return created.json;
+}
+
+/** The `<input type="datetime-local">` value of a time, in this machine's zone (the browser's too). */
+function localInput(at: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return (
+    `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}` +
+    `T${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`
+  );
+}
+
+describe('/portal, over HTTP', () => {
+  test('the page and its assets are public, served by the service under a strict policy', async (t) => {
+    // The same whatever the store.
+    const h = await startHarness(t, BACKENDS[0] as (typeof BACKENDS)[number]);
+    const page = await h.call('GET', '/portal', { key: null });
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html; charset=utf-8/);
+    assert.doesNotMatch(page.text, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+    assert.doesNotMatch(page.text, /\sstyle=|<style/, 'no inline style');
+    const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1] as string);
+    assert.deepEqual(assets.sort(), ['/portal/assets/main.js', '/portal/assets/portal.css']);
+    for (const response of [page, ...(await Promise.all(assets.map((a) => h.call('GET', a, { key: null }))))]) {
+      assert.equal(response.status, 200);
+      const policy = response.headers.get('content-security-policy') ?? '';
+      for (const directive of [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "frame-ancestors 'none'",
+      ]) {
+        assert.ok(policy.includes(directive), `${directive} in ${policy}`);
+      }
+      assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval|\*/);
+      assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
+      assert.equal(response.headers.get('cache-control'), 'no-cache');
+      assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    }
+    const script = await h.call('GET', '/portal/assets/main.js', { key: null });
+    assert.match(script.headers.get('content-type') ?? '', /^text\/javascript; charset=utf-8/);
+    const style = await h.call('GET', '/portal/assets/portal.css', { key: null });
+    assert.match(style.headers.get('content-type') ?? '', /^text\/css; charset=utf-8/);
+    // Revalidated, not fetched again, while unchanged.
+    const tag = script.headers.get('etag') ?? '';
+    assert.ok(tag !== '', 'an ETag');
+    const same = await h.call('GET', '/portal/assets/main.js', { key: null, headers: { 'if-none-match': tag } });
+    assert.equal(same.status, 304);
+    // Only the built scripts and styles: no source, no map, nothing else.
+    for (const missing of ['/portal/assets/main.ts', '/portal/assets/index.html', '/portal/assets/main.js.map']) {
+      expectError(await h.call('GET', missing, { key: null }), 404, 'not_found');
+    }
+    const refused = await h.call('POST', '/portal/assets/main.js', { key: null });
+    assert.equal(refused.status, 405);
+  });
+});
+
+eachBackend((backend) => {
+  describe(`/portal in a browser [${backend.name}]`, { skip: noBrowser, timeout: 180_000 }, () => {
+    test('a link opens the portal once: its token leaves the address bar and never reaches a URL', async (t) => {
+      const h = await startHarness(t, backend, OPTIONS);
+      const { page, requests, problems, token } = await openPortal(t, h);
+      assert.equal(page.url(), `${h.url}/portal`, 'the fragment is gone from the address bar');
+      assert.match((await page.locator('#who').textContent()) ?? '', /Endpoints of \S+; this session ends at /);
+
+      for (const request of requests) {
+        assert.ok(!request.url.includes(token), `the token in ${request.url}`);
+        assert.equal(request.referer ?? '', '', `a Referer on ${request.url}`);
+      }
+      const exchanges = requests.filter((request) => request.body?.includes(token));
+      assert.deepEqual(
+        exchanges.map((request) => `${request.method} ${new URL(request.url).pathname} ${request.body}`),
+        [`POST /portal/session ${JSON.stringify({ token })}`],
+        'the token goes once, in the body of the session request',
+      );
+
+      // The cookie keeps the session: a reload needs no link.
+      await page.reload();
+      await page.getByRole('heading', { name: 'Your webhook endpoints' }).waitFor();
+
+      // The same link again, in another browser: refused, and the page says to ask for a new one.
+      const again = await openPage(t, `${h.url}/portal#${token}`);
+      await again.page.getByRole('heading', { name: 'Ask for a new link' }).waitFor();
+      const refusal = await h.call('POST', '/portal/session', { key: null, body: { token } });
+      const message = expectError(refusal, 401, 'unauthorized');
+      assert.equal(await again.page.locator('#ended-reason').textContent(), `The service said: ${message}`);
+      assert.equal(await again.page.locator('#portal').isHidden(), true);
+
+      // No link and no cookie: the same page.
+      const bare = await openPage(t, `${h.url}/portal`);
+      await bare.page.getByRole('heading', { name: 'Ask for a new link' }).waitFor();
+
+      // The session ending while the page is open: the next call is 401, and the page says so.
+      await page.context().clearCookies();
+      await page.getByLabel('URL the events are sent to').fill('http://127.0.0.1:9/in');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByRole('heading', { name: 'Ask for a new link' }).waitFor();
+
+      assert.deepEqual([...problems, ...again.problems, ...bare.problems], []);
+      // Trusted Types: the browser itself refuses markup put into the page.
+      await assert.rejects(
+        bare.page.evaluate('document.body.insertAdjacentHTML("beforeend", "<b>markup</b>")'),
+        /requires 'TrustedHTML' assignment/,
+      );
+    });
+
+    test('every action on an endpoint, from the keyboard and the mouse, at 360 px too', async (t) => {
+      const h = await startHarness(t, backend, OPTIONS);
+      const receiver = await startReceiver(t);
+      const { page, problems } = await openPortal(t, h);
+      assert.deepEqual(await page.evaluate(UNLABELLED), []);
+
+      // The event types offered are the service's, the default ones checked.
+      const boxes = page.locator('#create-events input[type="checkbox"]');
+      const offered = await boxes.evaluateAll((all) => all.map((box) => [(box as any).value, (box as any).checked]));
+      assert.deepEqual(
+        offered,
+        EVENT_TYPES.map((type) => [type, type !== 'webhook_endpoint.disabled']),
+      );
+
+      // A refusal shows the service's own message.
+      const refusedUrl = 'http://user:password@127.0.0.1:9/in';
+      await page.getByLabel('URL the events are sent to').fill(refusedUrl);
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const refusal = await h.call('POST', '/v1/webhooks', { body: { url: refusedUrl } });
+      const message = expectError(refusal, 400, 'invalid_request');
+      await page.locator('#alert').filter({ hasText: message }).waitFor();
+      assert.equal(await alertText(page), message);
+
+      // Create: the secret shown once, with a copy button.
+      const create = page.locator('#create-form');
+      await create.getByLabel('URL the events are sent to').fill(`${receiver.url}/first`);
+      await create.getByLabel('Description (optional)').fill('Main receiver <b>not markup</b>');
+      await create.getByLabel('order.placed').uncheck();
+      await create.getByLabel('webhook_endpoint.disabled').check();
+      await create.getByRole('button', { name: 'Add endpoint' }).click();
+      await statusSays(page, /is added/);
+      const secret = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+      assert.match(secret, /^whsec_/);
+      assert.match((await page.locator('#create-secret').textContent()) ?? '', /will not be shown again/);
+      await page.getByRole('button', { name: 'Copy secret' }).click();
+      await page.locator('#create-secret').getByText('Copied.').waitFor();
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret);
+      await page.getByRole('button', { name: 'I have saved it' }).click();
+      assert.ok(!(await page.content()).includes(secret), 'the secret has left the page');
+
+      const [endpoint, ...others] = await endpointsOf(h);
+      assert.deepEqual(others, []);
+      assert.equal(endpoint.url, `${receiver.url}/first`);
+      assert.equal(endpoint.description, 'Main receiver <b>not markup</b>');
+      assert.deepEqual(
+        [...endpoint.events].sort(),
+        ['order.status_changed', 'pet.created', 'pet.status_changed', 'webhook_endpoint.disabled'].sort(),
+      );
+      const card = page.locator('#list > li').filter({ hasText: endpoint.url });
+      assert.equal(await card.locator('.description').textContent(), 'Main receiver <b>not markup</b>', 'as text');
+      assert.equal(await card.locator('b').count(), 0);
+
+      // The secret signs what is sent; the list shows the last attempt.
+      await h.createPets(1);
+      await receiver.until((got) => got.length === 1, 5000);
+      new Webhook(secret).verify(receiver.received[0]?.body ?? '', receiver.received[0]?.headers ?? {});
+      await page.reload();
+      await card
+        .locator('.last-attempt')
+        .filter({ hasText: /Succeeded \(answered 204\) at/ })
+        .waitFor();
+
+      // Manage: the endpoint's page, its heading focused.
+      await card.getByRole('button', { name: `Manage the endpoint ${endpoint.url}` }).click();
+      const title = page.locator('#endpoint-title');
+      await title.filter({ hasText: endpoint.url }).waitFor();
+      assert.equal(await page.evaluate('document.activeElement.id'), 'endpoint-title');
+      assert.equal(await page.locator('#list-section').isHidden(), true);
+      assert.deepEqual(await page.evaluate(UNLABELLED), []);
+
+      // Change the URL, the events and the description (emptied: cleared).
+      const edit = page.locator('#edit-form');
+      await edit.getByLabel('URL', { exact: true }).fill(`${receiver.url}/second`);
+      await edit.getByLabel('Description (empty clears it)').fill('');
+      await edit.getByLabel('order.placed').check();
+      await edit.getByLabel('webhook_endpoint.disabled').uncheck();
+      await edit.getByRole('button', { name: 'Save changes' }).click();
+      await statusSays(page, /^Saved\.$/);
+      const changed = (await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json;
+      assert.equal(changed.url, `${receiver.url}/second`);
+      assert.equal(changed.description, null);
+      assert.deepEqual([...changed.events].sort(), EVENT_TYPES.filter((e) => e !== 'webhook_endpoint.disabled').sort());
+      assert.equal(await title.textContent(), `${receiver.url}/second`);
+
+      // Disable, a test send that waits, enable: the test goes.
+      await page.getByRole('button', { name: 'Disable endpoint' }).click();
+      await statusSays(page, /^Disabled/);
+      const disabled = (await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json;
+      assert.deepEqual([disabled.enabled, disabled.disabledReason], [false, 'manual']);
+      assert.match((await page.locator('#endpoint-state').textContent()) ?? '', /^Disabled \(by a change\) since /);
+      await page.getByRole('button', { name: 'Send a test event' }).click();
+      await statusSays(page, /will be sent once the endpoint is enabled/);
+      await page.getByRole('button', { name: 'Enable endpoint' }).click();
+      await statusSays(page, /^Enabled/);
+      assert.equal((await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json.enabled, true);
+      await receiver.until((got) => got.some((request) => request.body.includes('"webhook.test"')), 5000);
+
+      // Rotate: the new secret once, until when the old one signs; the next delivery verifies with it.
+      await page.getByRole('button', { name: 'Rotate the signing secret' }).click();
+      await page.locator('#endpoint-secret').getByText('will not be shown again').waitFor();
+      const rotated = await page
+        .locator('#endpoint-secret')
+        .getByRole('textbox', { name: 'Signing secret' })
+        .inputValue();
+      assert.match(rotated, /^whsec_/);
+      assert.notEqual(rotated, secret);
+      assert.match(
+        (await page.locator('#endpoint-secret').textContent()) ?? '',
+        /The previous secret also signs every delivery until .+; then only this one does\./,
+      );
+      receiver.reset();
+      await page.getByRole('button', { name: 'Send a test event' }).click();
+      await statusSays(page, /is on its way/);
+      await receiver.until((got) => got.length === 1, 5000);
+      new Webhook(rotated).verify(receiver.received[0]?.body ?? '', receiver.received[0]?.headers ?? {});
+      await page.locator('#endpoint-secret').getByRole('button', { name: 'I have saved it' }).click();
+
+      // At 360 px, on the endpoint's page and on the list: nothing scrolls sideways.
+      await mkdir(OUTPUT_DIR, { recursive: true });
+      await page.setViewportSize(NARROW);
+      const [endpointWidth] = (await page.evaluate(WIDTHS)) as number[];
+      assert.ok((endpointWidth ?? Infinity) <= NARROW.width, `the endpoint's page is ${endpointWidth} px wide`);
+      await page.screenshot({ path: path.join(OUTPUT_DIR, `portal-endpoint-${backend.name}.png`), fullPage: true });
+
+      // Delete: asked first. Escape cancels; Tab to Delete and Enter confirm, all from the keyboard.
+      await page.getByRole('button', { name: 'Delete endpoint' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      assert.equal(await page.evaluate('document.activeElement.textContent'), 'Cancel');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      assert.equal((await h.call('GET', `/v1/webhooks/${endpoint.id}`)).status, 200, 'still there');
+      await page.getByRole('button', { name: 'Delete endpoint' }).focus();
+      await page.keyboard.press('Enter');
+      await dialog.waitFor();
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate('document.activeElement.textContent'), 'Delete');
+      await page.keyboard.press('Enter');
+      await statusSays(page, /is deleted/);
+      expectError(await h.call('GET', `/v1/webhooks/${endpoint.id}`), 404, 'not_found');
+      assert.equal(await page.evaluate('document.activeElement.id'), 'list-title', 'back on the list');
+
+      // The list at 360 px, with text that is one long word.
+      await createEndpoint(h, { url: `${receiver.url}/${'long-path-'.repeat(20)}`, description: 'x'.repeat(200) });
+      await page.reload();
+      await page.locator('#list > li').first().waitFor();
+      const [listWidth] = (await page.evaluate(WIDTHS)) as number[];
+      assert.ok((listWidth ?? Infinity) <= NARROW.width, `the list is ${listWidth} px wide`);
+      const screenshot = path.join(OUTPUT_DIR, `portal-${backend.name}.png`);
+      await page.screenshot({ path: screenshot, fullPage: true });
+      t.diagnostic(`screenshots: ${screenshot}, portal-endpoint-${backend.name}.png`);
+      assert.deepEqual(problems, []);
+    });
+
+    test('the delivery log: pages, filters, send again, and a recovery since a time', async (t) => {
+      const h = await startHarness(t, backend, OPTIONS);
+      let failing = false;
+      const receiver = await startReceiver(t, () => ({ status: failing ? 500 : 204 }));
+      const endpoint = await createEndpoint(h, { url: receiver.url, events: ['pet.created'] });
+      const before = new Date(Date.now() - 60_000);
+      await h.createPets(21);
+      await receiver.until((got) => got.length === 21, 10_000);
+      failing = true;
+      await h.createPets(2);
+      // Each failing event: attempt 1 pending, attempt 2 (after 50 ms) failed.
+      await receiver.until((got) => got.length === 25, 10_000);
+      for (let i = 0; (await deliveryLog(h, endpoint.id)).length < 25 && i < 100; i++) await sleep(20);
+      const failed = (await deliveryLog(h, endpoint.id)).filter((entry) => entry.status === 'failed');
+      assert.equal(failed.length, 2);
+      failing = false;
+
+      const { page, problems } = await openPortal(t, h);
+      const card = page.locator('#list > li').first();
+      await card
+        .locator('.last-attempt')
+        .filter({ hasText: /Failed \(answered 500\) at/ })
+        .waitFor();
+      await card.getByRole('button', { name: /^Manage/ }).click();
+      const entries = page.locator('#deliveries > li');
+      await entries.nth(19).waitFor();
+      assert.equal(await entries.count(), 20, 'a page of 20');
+      assert.match(
+        (await entries.first().textContent()) ?? '',
+        /^Failed \(answered 500\) at .*Attempt 2, sent for its event/,
+      );
+      await page.getByRole('button', { name: 'Show older attempts' }).click();
+      await entries.nth(24).waitFor();
+      assert.equal(await entries.count(), 25);
+      assert.equal(await page.getByRole('button', { name: 'Show older attempts' }).isHidden(), true, 'no more');
+      assert.equal(
+        await page.evaluate('document.activeElement === document.querySelectorAll("#deliveries > li")[20]'),
+        true,
+      );
+
+      // Filters: by outcome, by event.
+      await page.getByLabel('Outcome').selectOption('failed');
+      await page.getByRole('button', { name: 'Show', exact: true }).click();
+      await entries.nth(1).waitFor();
+      await hasCount(entries, 2);
+      const [first, second] = failed;
+      await page.getByLabel('Outcome').selectOption('');
+      await page.getByLabel('Event id (optional)').fill(first.eventId);
+      await page.getByRole('button', { name: 'Show', exact: true }).click();
+      await hasCount(entries, 2);
+      assert.match((await entries.nth(1).textContent()) ?? '', /^Failed, to be retried \(answered 500\)/);
+
+      // Send again: the first failed event, now to a receiver that answers.
+      await page
+        .getByRole('button', { name: `Send event ${first.eventId} again` })
+        .first()
+        .click();
+      await statusSays(page, new RegExp(`Event ${first.eventId} will be sent again`));
+      await receiver.until((got) => got.length === 26, 5000);
+      await page.getByRole('button', { name: 'Show', exact: true }).click();
+      await hasCount(entries, 3);
+      assert.match((await entries.first().textContent()) ?? '', /^Succeeded \(answered 204\).*sent again on request/);
+
+      // Recover since a time: the other failed event goes again.
+      await page.getByLabel('Of events since (your local time)').fill(localInput(before));
+      const answered = page.waitForResponse((response) => response.url().endsWith(`/${endpoint.id}/recover`));
+      await page.getByRole('button', { name: 'Send them again' }).click();
+      const accepted = await (await answered).json();
+      assert.ok(accepted.queued >= 1, `queued ${accepted.queued}`);
+      const said = await statusSays(page, /will be sent again, oldest first/);
+      assert.match(said, new RegExp(`^${accepted.queued} failed deliver`));
+      await receiver.until(
+        (got) => got.some((request) => request.headers['webhook-id'] === second.eventId && got.indexOf(request) >= 25),
+        5000,
+      );
+      assert.deepEqual(problems, []);
+    });
+
+    test('an owner sees and reaches only its own endpoints', async (t) => {
+      const h = await startHarness(t, backend, OPTIONS);
+      const receiver = await startReceiver(t);
+      const clock = () => new Date();
+      const other = (await issueApiKey(h.store, clock, { name: 'globex', owner: 'globex' })).key;
+      const own = await createEndpoint(h, { url: `${receiver.url}/own` });
+      const theirs = await createEndpoint(h, { url: `${receiver.url}/theirs` }, other);
+      assert.notEqual(own.owner, theirs.owner);
+
+      const { page, problems } = await openPortal(t, h);
+      await page.locator('#list > li').first().waitFor();
+      assert.deepEqual(await page.locator('#list h3').allTextContents(), [own.url]);
+      assert.match((await page.locator('#who').textContent()) ?? '', new RegExp(`^Endpoints of ${own.owner};`));
+
+      // Asked by hand from the page's session: the other owner's endpoint does not exist for it.
+      const statuses = await page.evaluate(`Promise.all([
+        ['GET', ''], ['PATCH', '', { enabled: false }], ['DELETE', ''], ['GET', '/deliveries'],
+        ['POST', '/test'], ['POST', '/rotate-secret'], ['POST', '/resend', { eventId: 'evt_1' }],
+        ['POST', '/recover', { since: new Date(Date.now() - 60000).toISOString() }],
+      ].map(([method, path, body]) => fetch('/portal/v1/webhooks/${theirs.id}' + path, {
+        method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined,
+      }).then((response) => response.status)))`);
+      assert.deepEqual(statuses, [404, 404, 404, 404, 404, 404, 404, 404]);
+      const untouched = (await h.call('GET', `/v1/webhooks/${theirs.id}`, { key: other })).json;
+      assert.deepEqual(
+        [untouched.enabled, untouched.previousSecretExpiresAt],
+        [true, null],
+        'not disabled, not rotated',
+      );
+
+      // The other owner's link shows the other owner's endpoints.
+      const otherPortal = await openPortal(t, h, other);
+      await otherPortal.page.locator('#list > li').first().waitFor();
+      assert.deepEqual(await otherPortal.page.locator('#list h3').allTextContents(), [theirs.url]);
+      assert.deepEqual([...problems, ...otherPortal.problems], []);
+    });
+  });
+});
