@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import type { Scope } from '../../src/domain/api-key.js';
 import type { Operation } from './openapi-operations.js';
 import type { World } from './world.js';
 
@@ -9,7 +10,7 @@ import type { World } from './world.js';
 export interface AuthChoice {
   readonly header: string | undefined;
   /** What the key can do: undefined when the header is not a valid key at all. */
-  readonly scopes: readonly ('read' | 'write')[] | undefined;
+  readonly scopes: readonly Scope[] | undefined;
 }
 
 /** Deterministic junk of a given length from a small alphabet (latin1 characters). */
@@ -32,7 +33,8 @@ export function tamper(key: string, at: number): string {
 
 export function authorization(world: World): fc.Arbitrary<AuthChoice> {
   const { keys } = world.h;
-  const both = ['read', 'write'] as const;
+  // The harness's `all` key: every scope but `admin`.
+  const both = ['read', 'write', 'webhooks'] as const;
   const invalid = (header: string | undefined): AuthChoice => ({ header, scopes: undefined });
   return fc.oneof(
     { weight: 12, arbitrary: fc.constant<AuthChoice>({ header: `Bearer ${keys.all}`, scopes: both }) },

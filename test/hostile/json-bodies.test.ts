@@ -34,7 +34,7 @@ hostileSuite(({ world }) => {
               ...parts,
               method: operation.method,
               query: '',
-              auth: { header: `Bearer ${w.h.keys.all}`, scopes: ['read', 'write'] },
+              auth: { header: `Bearer ${w.h.keys.all}`, scopes: ['read', 'write', 'webhooks'] },
             }),
           ),
       ),

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { Scope } from '../../src/domain/api-key.js';
 
 /** The operations of the service's OpenAPI document, which the generators derive requests from. */
 
@@ -19,7 +20,7 @@ export interface Operation {
   /** Request headers the document describes (`Idempotency-Key` on the POSTs). */
   readonly headerParameters: readonly Parameter[];
   readonly body?: Schema;
-  readonly scopes: 'read' | 'write';
+  readonly scopes: Scope;
 }
 
 export function resolve(doc: Schema, schema: Schema): Schema {

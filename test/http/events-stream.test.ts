@@ -95,7 +95,7 @@ const BOUNDS = { perOwner: 2, perProcess: 3, bufferBytes: 65_536 };
 
 eachBackend((backend) => {
   describe(`events stream [${backend.name}]`, () => {
-    test("streams beyond the key's or the process's bound are 429; a stream that closes frees its slot", async (t) => {
+    test("streams beyond the owner's or the process's bound are 429; a stream that closes frees its slot", async (t) => {
       const h = await startHarness(t, backend, { eventStreams: BOUNDS });
       const first = await open(t, h);
       await open(t, h);
@@ -105,12 +105,18 @@ eachBackend((backend) => {
       const refusal = third as CallResult;
       assert.equal(
         expectError(refusal, 429, 'rate_limited'),
-        'this API key already has 2 event streams open, the most it may; close one first',
+        "this API key's owner already has 2 event streams open, all its keys together, the most it may " +
+          '(EVENT_STREAMS_PER_OWNER); close one first',
       );
       assert.equal(refusal.headers.get('retry-after'), '5');
-      // Another key has slots of its own, until the process has none left.
-      await stream(h.url, '/v1/events', h.keys.all).then((other) => t.after(() => other.close()));
-      const full = (await openStream(h.url, '/v1/events', { key: h.keys.all })) as CallResult;
+      // Another key of the same owner shares its bound ...
+      const sameOwner = await openStream(h.url, '/v1/events', { key: h.keys.all });
+      if (isStream(sameOwner)) sameOwner.close();
+      assert.ok(!isStream(sameOwner), 'a key of the same owner opened a third');
+      // ... another owner's key has slots of its own, until the process has none left.
+      const otherOwner = await h.issueKey('other', ['read'], 'other');
+      await stream(h.url, '/v1/events', otherOwner).then((other) => t.after(() => other.close()));
+      const full = (await openStream(h.url, '/v1/events', { key: otherOwner })) as CallResult;
       assert.match(expectError(full, 429, 'rate_limited'), /^this server already serves 3 event streams/);
       assert.equal(full.headers.get('retry-after'), '5');
       assert.equal(h.app.feedBell.listeners, 3, 'refused streams hold nothing');

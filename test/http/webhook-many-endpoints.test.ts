@@ -30,6 +30,8 @@ function suite(backend: StoreBackend) {
     const h = await startHarness(t, backend, {
       webhooks: { allowPrivateUrls: true },
       webhookDelivery: { timeoutMs: 5000, retrySchedule: [60_000] },
+      // One owner's thousand: far past the default bound of 50.
+      webhookEndpointsPerOwner: ENDPOINTS,
     });
     const receiver = await startReceiver(t);
     await registerMany(h, receiver.url);

@@ -119,10 +119,15 @@ describe('Dockerfile', () => {
         assert.ok(inContext(dockerignore, source), `${source} is in the build context`);
       }
     }
-    // npm ci runs prepare, which compiles with tsconfig.build.json: src/ into dist/.
+    // npm ci runs prepare, which compiles with tsconfig.build.json: src/ into dist/; then the portal's page,
+    // from src/portal/page/ alone (its tsconfig, HTML and CSS are there), so the image's src/ holds it all.
     const manifest = JSON.parse(read('package.json'));
     assert.equal(manifest.scripts.prepare, 'npm run build');
-    assert.equal(manifest.scripts.build, 'tsc -p tsconfig.build.json');
+    assert.equal(manifest.scripts.build, 'tsc -p tsconfig.build.json && npm run build:portal');
+    for (const file of manifest.scripts['build:portal'].match(/(?<=')src\/[^']+|src\/\S+\.json/g) ?? []) {
+      assert.ok(existsSync(join(ROOT, file.replace(/\/$/, ''))), `${file} exists`);
+    }
+    assert.match(manifest.scripts['build:portal'], /tsc -p src\/portal\/page\/tsconfig\.json/);
     const tsconfig = JSON.parse(read('tsconfig.build.json'));
     assert.deepEqual(
       [tsconfig.extends, tsconfig.include, tsconfig.compilerOptions.outDir],

@@ -37,7 +37,8 @@ describe('API key format', () => {
   test('scopes parse, deduplicate and refuse unknown names', () => {
     assert.deepEqual(parseScopes('write,read,read'), ['read', 'write']);
     assert.deepEqual(parseScopes(' read '), ['read']);
-    assert.throws(() => parseScopes('admin'), /unknown scope "admin"/);
+    assert.deepEqual(parseScopes('webhooks,admin'), ['admin', 'webhooks']);
+    assert.throws(() => parseScopes('root'), /unknown scope "root"; scopes are: read, write, webhooks, admin/);
     assert.throws(() => parseScopes(','), /at least one/);
   });
 });
