@@ -150,6 +150,8 @@ export interface ClaimQuery {
   readonly free: ReadonlyMap<number, number>;
   /** Deliveries to take at most of an endpoint not in `free`. */
   readonly freeOtherwise: number;
+  /** Owners at their share of the slots: their endpoints not in `free` get none (docs/decisions.md, "Owners"). */
+  readonly fullOwners: readonly string[];
 }
 
 /** A claimed delivery, with everything its attempt needs. */
@@ -159,7 +161,7 @@ export interface DueDelivery {
   readonly attempt: number;
   /** The claim: the delivery is ours until then, and finish() records only while it still is. */
   readonly claimedUntil: Date;
-  readonly endpoint: { readonly id: number; readonly url: string } & SigningSecrets;
+  readonly endpoint: { readonly id: number; readonly owner: string; readonly url: string } & SigningSecrets;
   readonly event: SentEventRecord;
 }
 

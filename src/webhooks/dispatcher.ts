@@ -171,7 +171,7 @@ export class Dispatcher {
 
   #begin(delivery: DueDelivery): void {
     const endpoint = delivery.endpoint.id;
-    this.#slots.begin(endpoint, Date.now());
+    this.#slots.begin(endpoint, delivery.endpoint.owner, Date.now());
     this.#busy++;
     let busy = true;
     const idle = () => {

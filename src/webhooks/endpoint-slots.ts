@@ -9,6 +9,7 @@ export interface SlotBounds {
 }
 
 interface Endpoint {
+  readonly owner: string;
   /** Attempts it may have in flight now: doubles with each success, halves with each failure. */
   limit: number;
   inFlight: number;
@@ -16,10 +17,12 @@ interface Endpoint {
   usedAt: number;
 }
 
-/** What a claim may take: free slots of the endpoints known here, and of any other. */
+/** What a claim may take: free slots of the endpoints known here, and of any other but those of full owners. */
 export interface FreeSlots {
   readonly free: ReadonlyMap<number, number>;
   readonly freeOtherwise: number;
+  /** Owners whose endpoints hold their share of the trial slots: their other endpoints get none either. */
+  readonly fullOwners: readonly string[];
 }
 
 /** An endpoint idle this long, with nothing in flight, is forgotten: it starts again from one slot. */
@@ -31,7 +34,9 @@ const FORGET_AFTER_MS = 60_000;
  * (an error status, a time-out, no connection) halves it down to one. An endpoint that hangs is never
  * trusted with a second attempt, and one that starts hanging loses its share as its attempts time out.
  * Endpoints below `perEndpoint` share the `trial` bound, so a crowd of hanging ones cannot take every
- * slot: the endpoints that answer keep theirs. Per process: each instance learns on its own.
+ * slot: the endpoints that answer keep theirs. One owner's endpoints hold at most half of the trial slots,
+ * so a crowd of one partner's new or failing endpoints leaves the other half to every other partner's.
+ * Per process: each instance learns on its own.
  */
 export class EndpointSlots {
   readonly #bounds: SlotBounds;
@@ -47,24 +52,31 @@ export class EndpointSlots {
    */
   free(now: number): FreeSlots {
     const { perEndpoint, trial } = this.#bounds;
+    const ownerShare = Math.max(1, Math.floor(trial / 2));
     let trialInFlight = 0;
+    const byOwner = new Map<string, number>();
     for (const [id, endpoint] of this.#endpoints) {
       if (endpoint.inFlight === 0 && now - endpoint.usedAt > FORGET_AFTER_MS) this.#endpoints.delete(id);
-      else if (endpoint.limit < perEndpoint) trialInFlight += endpoint.inFlight;
+      else if (endpoint.limit < perEndpoint) {
+        trialInFlight += endpoint.inFlight;
+        byOwner.set(endpoint.owner, (byOwner.get(endpoint.owner) ?? 0) + endpoint.inFlight);
+      }
     }
     const trialLeft = Math.max(0, trial - trialInFlight);
     const free = new Map<number, number>();
-    for (const [id, { limit, inFlight }] of this.#endpoints) {
+    for (const [id, { owner, limit, inFlight }] of this.#endpoints) {
       const own = limit - inFlight;
-      free.set(id, Math.max(0, limit < perEndpoint ? Math.min(own, trialLeft) : own));
+      const ownerLeft = ownerShare - (byOwner.get(owner) ?? 0);
+      free.set(id, Math.max(0, limit < perEndpoint ? Math.min(own, trialLeft, ownerLeft) : own));
     }
-    return { free, freeOtherwise: Math.min(1, trialLeft) };
+    const fullOwners = [...byOwner].filter(([, inFlight]) => inFlight >= ownerShare).map(([owner]) => owner);
+    return { free, freeOtherwise: Math.min(1, trialLeft), fullOwners };
   }
 
-  /** An attempt to `endpoint` began. */
-  begin(endpoint: number, now: number): void {
+  /** An attempt to `endpoint`, of `owner`, began. */
+  begin(endpoint: number, owner: string, now: number): void {
     const known = this.#endpoints.get(endpoint);
-    if (known === undefined) this.#endpoints.set(endpoint, { limit: 1, inFlight: 1, usedAt: now });
+    if (known === undefined) this.#endpoints.set(endpoint, { owner, limit: 1, inFlight: 1, usedAt: now });
     else {
       known.inFlight++;
       known.usedAt = now;

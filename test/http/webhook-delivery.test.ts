@@ -303,6 +303,7 @@ function suite(backend: StoreBackend) {
         limit: 10,
         free: new Map(),
         freeOtherwise: 10,
+        fullOwners: [],
       });
     assert.deepEqual(await claim(0), [], 'still claimed');
     const [again] = await claim(lease + 1000);

@@ -145,7 +145,7 @@ describe('delivery plans [postgres]', { skip }, () => {
 
   const claimValues = (free: Record<number, number>) => {
     const now = new Date(Date.now() + 60_000);
-    return [now, new Date(now.getTime() + 60_000), JSON.stringify(free), 16, 64, 0];
+    return [now, new Date(now.getTime() + 60_000), JSON.stringify(free), 16, 64, 0, []];
   };
 
   function readsOfDeliveries(plan: PlanNode[]): PlanNode[] {
@@ -183,7 +183,7 @@ describe('delivery plans [postgres]', { skip }, () => {
       full.map(describeNode).join('\n'),
     );
     const now = new Date(Date.now() + 60_000);
-    const query = { now, leaseMs: 60_000, limit: 64, free: new Map(), freeOtherwise: 16 };
+    const query = { now, leaseMs: 60_000, limit: 64, free: new Map(), freeOtherwise: 16, fullOwners: [] };
     assert.equal((await store.deliveries.claim(query)).length, 16, 'another instance has 16 in flight');
     const [due] = readsOfDeliveries(await analyze(POSTGRES_QUERIES.claim, claimValues({})));
     assert.equal(due?.['Actual Rows'], 16);

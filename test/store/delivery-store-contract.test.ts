@@ -56,12 +56,41 @@ eachBackend((backend) => {
       return fixture.store;
     }
 
+    test("claim: a full owner's endpoints get only their free slots; each delivery says its owner", async (t) => {
+      const store = await fresh(t);
+      const createdAt = new Date();
+      const fields = { events: [...EVENT_TYPES], description: null, secret: SECRET, createdAt };
+      const acme = await addEndpoint(store, { ...fields, url: 'https://a.example.com/', owner: 'acme' });
+      const acmeKnown = await addEndpoint(store, { ...fields, url: 'https://k.example.com/', owner: 'acme' });
+      const globex = await addEndpoint(store, { ...fields, url: 'https://g.example.com/', owner: 'globex' });
+      await pets(store, 3);
+      const free = new Map([[acmeKnown.id, 2]]);
+      const claimed = await store.deliveries.claim(claimQuery(later(), { free, fullOwners: ['acme'] }));
+      const taken = claimed.map((d) => [d.endpoint.id, d.endpoint.owner]);
+      assert.deepEqual(
+        taken.filter(([id]) => id === acme.id),
+        [],
+        'none of a full owner’s endpoint it has no slots for',
+      );
+      assert.deepEqual(
+        taken.filter(([id]) => id === acmeKnown.id),
+        [
+          [acmeKnown.id, 'acme'],
+          [acmeKnown.id, 'acme'],
+        ],
+        'its free slots, as given',
+      );
+      assert.equal(taken.filter(([id]) => id === globex.id).length, 3, 'another owner’s, as before');
+      assert.ok(taken.every(([id, owner]) => owner === (id === globex.id ? 'globex' : 'acme')));
+    });
+
     test('claim: due deliveries with what the attempt needs, once, within the bounds asked', async (t) => {
       const store = await fresh(t);
       const { a, b, now, first } = await twoOfEach(store, 5);
       assert.deepEqual(first.map((delivery) => delivery.endpoint.id).sort(), [a.id, a.id, b.id, b.id].sort());
       const one = first.find((delivery) => delivery.endpoint.id === a.id) as DueDelivery;
-      assert.deepEqual(one.endpoint, { id: a.id, url: 'https://a.example.com/', secret: SECRET, previousSecret: null });
+      const signing = { secret: SECRET, previousSecret: null };
+      assert.deepEqual(one.endpoint, { id: a.id, owner: 'default', url: 'https://a.example.com/', ...signing });
       assert.equal(one.attempt, 1);
       assert.equal(one.claimedUntil.getTime(), now.getTime() + 60_000);
       assert.equal(one.event.type, 'pet.created');

@@ -29,14 +29,16 @@ export const IN_INDEX_ORDER = ['enable_sort = off', 'jit = off'];
 export const DELIVERY_QUERIES = {
   /**
    * One statement claims: the enabled endpoints in turn (but those paused by a Retry-After until after $1),
-   * from the one after $6 (where the last claim stopped), each its free slots (from $3 by id, else $4) of
+   * from the one after $6 (where the last claim stopped), each its free slots (from $3 by id, else $4, but
+   * none for an endpoint of an owner in $7, at its share) of
    * its oldest due deliveries, locked as they are read, until $5 are taken: with 1,000 endpoints and a
    * backlog a claim probes a few of them, not all. Rows another instance is claiming right now are skipped
    * (SKIP LOCKED), never waited for, and a row changed since the snapshot is checked again on its newest
    * version once locked. They are claimed until $2.
    */
   claim: `WITH slots AS (
-      SELECT w.id, least($5::int, coalesce(($3::jsonb ->> w.id::text)::int, $4::int)) AS free
+      SELECT w.id, least($5::int, coalesce(($3::jsonb ->> w.id::text)::int,
+        CASE WHEN w.owner = ANY ($7::text[]) THEN 0 ELSE $4::int END)) AS free
       FROM webhook_endpoints w WHERE w.enabled AND (w.paused_until IS NULL OR w.paused_until <= $1)
       ORDER BY w.id <= $6::bigint, w.id
     ),
@@ -48,7 +50,7 @@ export const DELIVERY_QUERIES = {
       UPDATE webhook_deliveries d SET claimed_until = $2 FROM due WHERE d.id = due.id
       RETURNING d.id, d.attempts, d.endpoint_id, d.event_seq, d.next_attempt_at
     )
-    SELECT c.id AS delivery_id, c.attempts, c.endpoint_id, w.url, w.secret,
+    SELECT c.id AS delivery_id, c.attempts, c.endpoint_id, w.owner, w.url, w.secret,
       w.previous_secret, w.previous_secret_expires_at,
       e.seq, e.tx::text::bigint AS tx, e.type, e.at, e.data, e.previous_status
     FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.seq = c.event_seq
@@ -97,7 +99,15 @@ export class PostgresDeliveryStore implements DeliveryStore {
       await this.#fanOut.step();
     }
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
-    const values = [query.now, claimedUntil, freeJson(query.free), query.freeOtherwise, query.limit, this.#last];
+    const values = [
+      query.now,
+      claimedUntil,
+      freeJson(query.free),
+      query.freeOtherwise,
+      query.limit,
+      this.#last,
+      query.fullOwners,
+    ];
     const rows = await this.#db.transaction(
       async (client) =>
         (await client.query<DueDeliveryRow<Date>>({ name: 'deliveries-claim', text: DELIVERY_QUERIES.claim, values }))

@@ -55,6 +55,7 @@ export interface DueDeliveryRow<D> extends SentEventRow<D>, SecretsRow<D> {
   delivery_id: number;
   attempts: number;
   endpoint_id: number;
+  owner: string;
   url: string;
 }
 
@@ -63,7 +64,7 @@ export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate
     id: row.delivery_id,
     attempt: row.attempts + 1,
     claimedUntil,
-    endpoint: { id: row.endpoint_id, url: row.url, ...secretsFromRow(row, toDate) },
+    endpoint: { id: row.endpoint_id, owner: row.owner, url: row.url, ...secretsFromRow(row, toDate) },
     event: sentEventFromRow(row, toDate),
   };
 }

@@ -12,10 +12,10 @@ import type { GroupCommit } from './group-commit.js';
 export const DELIVERY_QUERIES = {
   // An endpoint paused by a Retry-After is passed over until then, as a disabled one is.
   enabled:
-    'SELECT id FROM webhook_endpoints WHERE enabled = 1 AND (paused_until IS NULL OR paused_until <= ?) ORDER BY id',
+    'SELECT id, owner FROM webhook_endpoints WHERE enabled = 1 AND (paused_until IS NULL OR paused_until <= ?) ORDER BY id',
   due: dueOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit' }),
   claim: 'UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?))',
-  claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.url, w.secret,
+  claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.owner, w.url, w.secret,
       w.previous_secret, w.previous_secret_expires_at,
       e.seq, 0 AS tx, e.type, e.at, e.data, e.previous_status
     FROM json_each(?) j
@@ -45,6 +45,11 @@ interface DueRow {
   id: number;
 }
 
+interface EnabledRow {
+  id: number;
+  owner: string;
+}
+
 /**
  * Deliveries on SQLite. A claim is one write through the group commit (BEGIN IMMEDIATE), which holds the
  * file's write lock, so `serve --workers` processes on one file never claim the same delivery. It first
@@ -52,7 +57,7 @@ interface DueRow {
  * looks without writing: an idle poll costs an indexed read or two per enabled endpoint, not a commit.
  */
 export class SqliteDeliveryStore implements DeliveryStore {
-  readonly #enabled: Database.Statement<[number], number>;
+  readonly #enabled: Database.Statement<[number], EnabledRow>;
   readonly #due: Database.Statement<[{ endpoint: number; now: number; limit: number }], DueRow>;
   readonly #claim: Database.Statement<[number, string]>;
   readonly #claimed: Database.Statement<[string], DueDeliveryRow<number>>;
@@ -70,7 +75,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
     this.#writes = writes;
     this.#fanOut = fanOut;
     this.#health = health;
-    this.#enabled = db.prepare<[number], number>(DELIVERY_QUERIES.enabled).pluck();
+    this.#enabled = db.prepare(DELIVERY_QUERIES.enabled);
     this.#due = db.prepare(DELIVERY_QUERIES.due);
     this.#claim = db.prepare(DELIVERY_QUERIES.claim);
     this.#claimed = db.prepare(DELIVERY_QUERIES.claimed);
@@ -85,14 +90,15 @@ export class SqliteDeliveryStore implements DeliveryStore {
    * enough: with 1,000 endpoints and a backlog, a claim reads a few endpoints, not all of them and their
    * 16 oldest each. Returns them with the endpoint it stopped at.
    */
-  #lookDue(query: ClaimQuery, endpoints: number[], want = query.limit): { ids: number[]; last: number } {
+  #lookDue(query: ClaimQuery, endpoints: EnabledRow[], want = query.limit): { ids: number[]; last: number } {
     const now = query.now.getTime();
-    const start = endpoints.findIndex((id) => id > this.#last);
+    const start = endpoints.findIndex(({ id }) => id > this.#last);
     const ids: number[] = [];
     let last = this.#last;
     for (let i = 0; i < endpoints.length && ids.length < want; i++) {
-      const endpoint = endpoints[(Math.max(0, start) + i) % endpoints.length] as number;
-      const limit = Math.min(want - ids.length, query.free.get(endpoint) ?? query.freeOtherwise);
+      const { id: endpoint, owner } = endpoints[(Math.max(0, start) + i) % endpoints.length] as EnabledRow;
+      const otherwise = query.fullOwners.includes(owner) ? 0 : query.freeOtherwise;
+      const limit = Math.min(want - ids.length, query.free.get(endpoint) ?? otherwise);
       if (limit <= 0) continue;
       for (const row of this.#due.all({ endpoint, now, limit })) ids.push(row.id);
       last = endpoint;
