@@ -83,6 +83,7 @@ eachBackend((backend) => {
       const [delivery] = await claimEverything(store);
       assert.deepEqual(delivery?.endpoint, {
         id,
+        owner: 'default',
         url: created.url,
         secret: 'whsec_c2Vjb25k',
         previousSecret: { secret: 'whsec_Zmlyc3Q=', expiresAt: later },
