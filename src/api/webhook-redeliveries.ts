@@ -66,7 +66,8 @@ const routes: FastifyPluginAsyncTypebox<RedeliveryRouteOptions> = async (app, { 
         case 'not_subscribed':
           throw ERRORS.eventNotSubscribed.create(webhookId, eventId, result.type);
       }
-      return reply.code(202).send({ eventId, status: 'pending' as const, endpointEnabled: result.enabled });
+      const queued = result.outcome === 'queued';
+      return reply.code(202).send({ eventId, status: 'pending' as const, queued, endpointEnabled: result.enabled });
     },
   );
 

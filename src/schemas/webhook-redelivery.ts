@@ -21,6 +21,11 @@ export const ResendAccepted = Type.Object(
   {
     eventId: Type.String({ description: 'The event, as asked.' }),
     status: Type.Literal('pending', { description: 'Its delivery to the endpoint waits to be sent.' }),
+    queued: Type.Boolean({
+      description:
+        '`true`: this call queued it; `false`: a delivery of it to the endpoint was pending already, and ' +
+        'nothing was added (it goes out once).',
+    }),
     endpointEnabled: endpointEnabled(),
   },
   {

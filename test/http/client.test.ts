@@ -298,6 +298,8 @@ eachBackend((backend) => {
       assert.deepEqual(await client.resendWebhookEvent(id, eventId), {
         eventId,
         status: 'pending',
+        // No dispatcher here: its delivery is still owed, so nothing was added.
+        queued: false,
         endpointEnabled: true,
       });
       const error = await failure(client.resendWebhookEvent(id, 'evt_999'));
