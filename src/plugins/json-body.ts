@@ -11,6 +11,9 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  * and no `__proto__` or `constructor.prototype` keys, with a message that says so.
  */
 function parseJson(request: FastifyRequest, body: Buffer): unknown {
+  // Clients that always send a JSON content type send it with no body too: for an operation that takes none,
+  // or whose body may be left out, that is no body.
+  if (body.length === 0 && takesNoBody(request)) return undefined;
   const encoding = request.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
     throw ERRORS.contentEncoded.create();
@@ -34,6 +37,10 @@ function parseJson(request: FastifyRequest, body: Buffer): unknown {
     }
     throw ERRORS.invalidJson.create((error as Error).message);
   }
+}
+
+function takesNoBody(request: FastifyRequest): boolean {
+  return request.routeOptions.config.optionalBody === true || request.routeOptions.schema?.body === undefined;
 }
 
 /** JSON bodies only: replaces Fastify's parsers (which would also take text/plain); PATCH may send merge patches (RFC 7396). */

@@ -133,7 +133,7 @@ eachBackend((backend) => {
       assert.deepEqual(new Set(receiver.ids()), new Set([first, second]), 'each sent once');
     });
 
-    test('unknown endpoint 404, a read key 403, a query 400', async (t) => {
+    test('unknown endpoint 404, a read key 403, a query 400; an empty JSON body is no body', async (t) => {
       const h = await startHarness(t, backend, FAST);
       const { id } = await createEndpoint(h, { url: 'http://127.0.0.1:9/in' });
       assert.match(
@@ -142,6 +142,12 @@ eachBackend((backend) => {
       );
       expectError(await sendTest(h, id, h.keys.read), 403, 'forbidden');
       expectError(await h.call('POST', `/v1/webhooks/${id}/test?x=1`), 400, 'invalid_request');
+      // A JSON content type with nothing after it is no body, for the operations that take none or may.
+      const json = { body: '', headers: { 'content-type': 'application/json' } };
+      assert.equal((await h.call('POST', `/v1/webhooks/${id}/test`, json)).status, 202);
+      assert.equal((await h.call('POST', `/v1/webhooks/${id}/rotate-secret`, json)).status, 200);
+      const resend = await h.call('POST', `/v1/webhooks/${id}/resend`, json);
+      assert.match(expectError(resend, 400, 'invalid_request'), /the request body is empty/, 'a body it needs');
       assert.equal((await h.call('DELETE', `/v1/webhooks/${id}`)).status, 204);
       expectError(await sendTest(h, id), 404, 'not_found');
     });
