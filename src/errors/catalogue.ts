@@ -41,7 +41,7 @@ export const ERRORS = {
   ),
   tooShort: errorKind(
     'invalid_request',
-    (where: string, min: number) => `${where} must have at least ${min} characters`,
+    (where: string, min: number) => `${where} must have at least ${min} ${min === 1 ? 'character' : 'characters'}`,
   ),
   tooLong: errorKind('invalid_request', (where: string, max: number) => `${where} must have at most ${max} characters`),
   tooFewItems: errorKind(

@@ -154,7 +154,7 @@ eachBackend((backend) => {
       const cases: Array<[unknown, RegExp]> = [
         [{}, /body\.url is required/],
         [{ url: 42 }, /body\.url/],
-        [{ url: '' }, /body\.url/],
+        [{ url: '' }, /body\.url must have at least 1 character$/],
         [{ url: `https://hooks.example.com/${'a'.repeat(2048)}` }, /body\.url must have at most 2048 characters/],
         [{ url, events: ['pet.deleted'] }, /body\.events\.0 must be one of: pet\.created/],
         [{ url, events: [] }, /body\.events must have at least 1 item$/],
