@@ -82,8 +82,9 @@ eachBackend((backend) => {
         /expiresIn/,
       );
       expectError(await h.call('POST', path, { body: [] }), 400, 'invalid_request');
+      // White space is a body, and no JSON (an empty one is no body: webhook-test-send.test.ts).
       expectError(
-        await h.call('POST', path, { body: '', headers: { 'content-type': 'application/json' } }),
+        await h.call('POST', path, { body: ' ', headers: { 'content-type': 'application/json' } }),
         400,
         'invalid_request',
       );
