@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DueDelivery } from '../store/records.js';
+import type { ClaimQuery, DueDelivery } from '../store/records.js';
 import { runAttempt } from './delivery-attempt.js';
 import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
@@ -22,6 +22,11 @@ const TRIAL = 256;
  */
 const IN_FLIGHT = 64;
 const SLOW_MS = 500;
+/**
+ * Attempts waiting longer than SLOW_MS, together, past which endpoints known to hang get no new attempt
+ * (EndpointSlots): the sockets a crowd of hanging endpoints holds stay bounded.
+ */
+const HANGING = 256;
 /**
  * After a claim that took nothing (nothing due, or every endpoint with work at its bound), the next waits
  * this long: under load every write and every answer wakes the dispatcher, and one claim then serves all
@@ -50,7 +55,7 @@ const STOP_WAIT_MS = 2000;
 export class Dispatcher {
   readonly #options: DispatcherOptions;
   readonly #leaseMs: number;
-  readonly #slots = new EndpointSlots({ perEndpoint: PER_ENDPOINT, trial: TRIAL });
+  readonly #slots = new EndpointSlots({ perEndpoint: PER_ENDPOINT, trial: TRIAL, hanging: HANGING, slowMs: SLOW_MS });
   readonly #attempts = new Set<Promise<void>>();
   /** Attempts that count against IN_FLIGHT: started less than SLOW_MS ago and not yet recorded. */
   #busy = 0;
@@ -140,30 +145,38 @@ export class Dispatcher {
     this.#agents.destroy();
   }
 
-  /** Claims what is due and begins it; resolves with how many it took. */
+  /**
+   * Claims what is due and begins it; resolves with how many it took. Endpoints that answer (and those not
+   * seen yet) first; then, with what is left, probes of those known to hang, so a crowd of them cannot
+   * take the turns of the others. The second claim is made only when some endpoint waits to probe.
+   */
   async #claim(): Promise<number> {
+    const { free, freeOtherwise, fullOwners, probes } = this.#slots.free(Date.now());
+    const first = await this.#claimSome({ free, freeOtherwise, fullOwners });
+    if (first === undefined || probes.size === 0) return first ?? 0;
+    const probing = new Map([...free].map(([id]) => [id, probes.get(id) ?? 0]));
+    return first + ((await this.#claimSome({ free: probing, freeOtherwise: 0, fullOwners })) ?? 0);
+  }
+
+  /** One claim within the pace and IN_FLIGHT, begun; how many it took, undefined when it could take none. */
+  async #claimSome(slots: Pick<ClaimQuery, 'free' | 'freeOtherwise' | 'fullOwners'>): Promise<number | undefined> {
     const allowed = this.#pace.allowance - this.#startedInWindow;
     if (allowed <= 0) this.#heldBack = true;
     const limit = Math.min(IN_FLIGHT - this.#busy, allowed);
-    if (limit <= 0) return 0;
+    if (limit <= 0) return undefined;
     let due: DueDelivery[];
     try {
-      due = await this.#options.deliveries.claim({
-        now: new Date(),
-        leaseMs: this.#leaseMs,
-        limit,
-        ...this.#slots.free(Date.now()),
-      });
+      due = await this.#options.deliveries.claim({ now: new Date(), leaseMs: this.#leaseMs, limit, ...slots });
     } catch (error) {
       if (!this.#claimsFailing)
         this.#options.log.warn({ err: error }, 'claiming webhook deliveries failed; will retry');
       this.#claimsFailing = true;
-      return 0;
+      return undefined;
     }
     if (this.#claimsFailing) this.#options.log.info('claiming webhook deliveries works again');
     this.#claimsFailing = false;
     // Claimed during a stop: left to their lease, as if this process had died.
-    if (this.#stopping) return 0;
+    if (this.#stopping) return undefined;
     this.#startedInWindow += due.length;
     for (const delivery of due) this.#begin(delivery);
     return due.length;

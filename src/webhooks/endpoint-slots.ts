@@ -2,40 +2,73 @@ export interface SlotBounds {
   /** Attempts in flight to one endpoint at most, once it has answered with success often enough. */
   readonly perEndpoint: number;
   /**
-   * Attempts in flight at most, together, to endpoints below `perEndpoint`: new ones, and failing ones.
-   * Endpoints that answer keep their slots however many others hang.
+   * Attempts in flight at most, together, to endpoints below `perEndpoint` (new ones, and failing ones)
+   * among those begun less than `slowMs` ago. Endpoints that answer keep their slots however many others hang.
    */
   readonly trial: number;
+  /**
+   * Attempts waiting longer than `slowMs` for an answer, together, past which an endpoint that hangs (one
+   * such attempt in flight, or its last one failed slowly) gets no new attempt: the circuit is open.
+   */
+  readonly hanging: number;
+  /** How long an attempt may wait for its answer before it counts as hanging rather than as a trial. */
+  readonly slowMs: number;
 }
 
 interface Endpoint {
   readonly owner: string;
   /** Attempts it may have in flight now: doubles with each success, halves with each failure. */
   limit: number;
-  inFlight: number;
+  /** When each attempt in flight began (Date.now()), oldest first. */
+  readonly begun: number[];
+  /** Its last attempt that ended failed after waiting `slowMs` or longer (a time-out, usually). */
+  slowFailure: boolean;
   /** Date.now() when an attempt to it last began or ended. */
   usedAt: number;
 }
 
 /** What a claim may take: free slots of the endpoints known here, and of any other but those of full owners. */
 export interface FreeSlots {
+  /** Every endpoint known here; 0 for those that hang (their slots are in `probes`). */
   readonly free: ReadonlyMap<number, number>;
   readonly freeOtherwise: number;
   /** Owners whose endpoints hold their share of the trial slots: their other endpoints get none either. */
   readonly fullOwners: readonly string[];
+  /**
+   * The slots of endpoints known to hang, for a claim of their own after the others': a crowd of them
+   * probing cannot take the turns of endpoints that answer.
+   */
+  readonly probes: ReadonlyMap<number, number>;
 }
 
 /** An endpoint idle this long, with nothing in flight, is forgotten: it starts again from one slot. */
 const FORGET_AFTER_MS = 60_000;
+
+/** The attempts counted in free(), each once. */
+interface Counts {
+  /** Begun less than slowMs ago, to endpoints below their full share: the trial slots taken. */
+  trial: number;
+  /** Waiting slowMs or longer, to any endpoint. */
+  hanging: number;
+  /** The trial slots taken, by owner. */
+  readonly byOwner: Map<string, number>;
+}
 
 /**
  * How many attempts each endpoint may have in flight, learned from its answers the way TCP learns a
  * window: an endpoint starts with one, each success doubles its limit up to `perEndpoint`, each failure
  * (an error status, a time-out, no connection) halves it down to one. An endpoint that hangs is never
  * trusted with a second attempt, and one that starts hanging loses its share as its attempts time out.
- * Endpoints below `perEndpoint` share the `trial` bound, so a crowd of hanging ones cannot take every
- * slot: the endpoints that answer keep theirs. One owner's endpoints hold at most half of the trial slots,
- * so a crowd of one partner's new or failing endpoints leaves the other half to every other partner's.
+ *
+ * Endpoints below `perEndpoint` share the `trial` slots, but an attempt holds one only while it is young
+ * (`slowMs`): one that waits longer moves to the `hanging` count. So a crowd of endpoints that never answer
+ * (300, 1,000) cannot hold the trial slots for their whole time-out, and a new endpoint's first attempts
+ * start at once. Once `hanging` attempts wait, an endpoint known to hang (an attempt waiting, or its last
+ * one failed slowly) gets no new one, a circuit breaker that opens for the crowd: it probes again as
+ * others' attempts time out. Sockets held by hanging attempts stay under `hanging` plus `trial`, plus one
+ * per endpoint not seen hanging yet (a new endpoint's first attempt is never held back: nothing tells it
+ * from a healthy one). One owner's endpoints hold at most
+ * half of the trial slots, so a crowd of one partner's leaves the other half to every other partner's.
  * Per process: each instance learns on its own.
  */
 export class EndpointSlots {
@@ -46,39 +79,56 @@ export class EndpointSlots {
     this.#bounds = bounds;
   }
 
+  #count(now: number): Counts {
+    const counts: Counts = { trial: 0, hanging: 0, byOwner: new Map() };
+    for (const [id, endpoint] of this.#endpoints) {
+      if (endpoint.begun.length === 0 && now - endpoint.usedAt > FORGET_AFTER_MS) {
+        this.#endpoints.delete(id);
+        continue;
+      }
+      const young = endpoint.begun.filter((at) => now - at < this.#bounds.slowMs).length;
+      counts.hanging += endpoint.begun.length - young;
+      if (endpoint.limit < this.#bounds.perEndpoint) {
+        counts.trial += young;
+        counts.byOwner.set(endpoint.owner, (counts.byOwner.get(endpoint.owner) ?? 0) + young);
+      }
+    }
+    return counts;
+  }
+
   /**
    * What the next claim may take. The trial bound is shared by every endpoint below its full share, so one
    * claim may overshoot it by what it takes at once (the claim's own limit bounds that).
    */
   free(now: number): FreeSlots {
-    const { perEndpoint, trial } = this.#bounds;
+    const { perEndpoint, trial, hanging, slowMs } = this.#bounds;
     const ownerShare = Math.max(1, Math.floor(trial / 2));
-    let trialInFlight = 0;
-    const byOwner = new Map<string, number>();
-    for (const [id, endpoint] of this.#endpoints) {
-      if (endpoint.inFlight === 0 && now - endpoint.usedAt > FORGET_AFTER_MS) this.#endpoints.delete(id);
-      else if (endpoint.limit < perEndpoint) {
-        trialInFlight += endpoint.inFlight;
-        byOwner.set(endpoint.owner, (byOwner.get(endpoint.owner) ?? 0) + endpoint.inFlight);
-      }
-    }
-    const trialLeft = Math.max(0, trial - trialInFlight);
+    const counts = this.#count(now);
+    const trialLeft = Math.max(0, trial - counts.trial);
+    const circuitsOpen = counts.hanging >= hanging;
     const free = new Map<number, number>();
-    for (const [id, { owner, limit, inFlight }] of this.#endpoints) {
-      const own = limit - inFlight;
-      const ownerLeft = ownerShare - (byOwner.get(owner) ?? 0);
-      free.set(id, Math.max(0, limit < perEndpoint ? Math.min(own, trialLeft, ownerLeft) : own));
+    const probes = new Map<number, number>();
+    for (const [id, endpoint] of this.#endpoints) {
+      const { owner, limit, begun } = endpoint;
+      const hangs = endpoint.slowFailure || begun.some((at) => now - at >= slowMs);
+      const ownerLeft = ownerShare - (counts.byOwner.get(owner) ?? 0);
+      const own = limit - begun.length;
+      const slots = circuitsOpen && hangs ? 0 : limit < perEndpoint ? Math.min(own, trialLeft, ownerLeft) : own;
+      free.set(id, hangs ? 0 : Math.max(0, slots));
+      if (hangs && slots > 0) probes.set(id, slots);
     }
-    const fullOwners = [...byOwner].filter(([, inFlight]) => inFlight >= ownerShare).map(([owner]) => owner);
-    return { free, freeOtherwise: Math.min(1, trialLeft), fullOwners };
+    const fullOwners = [...counts.byOwner].filter(([, taken]) => taken >= ownerShare).map(([owner]) => owner);
+    // An endpoint not seen yet gets its first attempt whatever hangs: it cannot be told from a healthy one.
+    return { free, freeOtherwise: Math.min(1, trialLeft), fullOwners, probes };
   }
 
   /** An attempt to `endpoint`, of `owner`, began. */
   begin(endpoint: number, owner: string, now: number): void {
     const known = this.#endpoints.get(endpoint);
-    if (known === undefined) this.#endpoints.set(endpoint, { owner, limit: 1, inFlight: 1, usedAt: now });
-    else {
-      known.inFlight++;
+    if (known === undefined) {
+      this.#endpoints.set(endpoint, { owner, limit: 1, begun: [now], slowFailure: false, usedAt: now });
+    } else {
+      known.begun.push(now);
       known.usedAt = now;
     }
   }
@@ -87,8 +137,10 @@ export class EndpointSlots {
   end(endpoint: number, delivered: boolean, now: number): void {
     const known = this.#endpoints.get(endpoint);
     if (known === undefined) return;
-    known.inFlight--;
+    // Attempts to one endpoint end about in the order they began; the oldest is the one counted as hanging.
+    const begun = known.begun.shift() ?? now;
     known.usedAt = now;
+    known.slowFailure = !delivered && now - begun >= this.#bounds.slowMs;
     known.limit = delivered
       ? Math.min(this.#bounds.perEndpoint, known.limit * 2)
       : Math.max(1, Math.floor(known.limit / 2));

@@ -8,7 +8,7 @@ const free = (slots: EndpointSlots, now = 0) => {
 };
 
 test("one owner's endpoints hold at most half of the trial slots; another owner's keep the rest", () => {
-  const slots = new EndpointSlots({ perEndpoint: 16, trial: 10 });
+  const slots = new EndpointSlots({ perEndpoint: 16, trial: 10, hanging: 10, slowMs: 500 });
   for (let endpoint = 1; endpoint <= 5; endpoint++) slots.begin(endpoint, 'acme', 0);
   const crowded = slots.free(0);
   assert.deepEqual(crowded.fullOwners, ['acme'], 'acme holds its half: 5 of 10');
@@ -28,7 +28,7 @@ test("one owner's endpoints hold at most half of the trial slots; another owner'
 });
 
 test('an endpoint starts with one slot, doubles it with each success up to its share, halves it with each failure', () => {
-  const slots = new EndpointSlots({ perEndpoint: 16, trial: 100 });
+  const slots = new EndpointSlots({ perEndpoint: 16, trial: 100, hanging: 100, slowMs: 500 });
   assert.deepEqual(free(slots), { byEndpoint: {}, freeOtherwise: 1 });
   slots.begin(7, 'acme', 0);
   assert.deepEqual(free(slots).byEndpoint, { 7: 0 }, 'its one attempt is in flight');
@@ -42,7 +42,7 @@ test('an endpoint starts with one slot, doubles it with each success up to its s
 });
 
 test('endpoints below their share hold at most the trial slots together; proven ones keep theirs', () => {
-  const slots = new EndpointSlots({ perEndpoint: 4, trial: 3 });
+  const slots = new EndpointSlots({ perEndpoint: 4, trial: 3, hanging: 3, slowMs: 500 });
   for (let i = 0; i < 2; i++) {
     slots.begin(1, 'acme', 0);
     slots.end(1, true, 0);
@@ -56,11 +56,34 @@ test('endpoints below their share hold at most the trial slots together; proven 
 });
 
 test('an endpoint idle for a minute with nothing in flight is forgotten, and starts again from one slot', () => {
-  const slots = new EndpointSlots({ perEndpoint: 16, trial: 100 });
+  const slots = new EndpointSlots({ perEndpoint: 16, trial: 100, hanging: 100, slowMs: 500 });
   slots.begin(3, 'acme', 0);
   slots.end(3, true, 0);
   assert.deepEqual(free(slots, 60_000).byEndpoint, { 3: 2 });
   assert.deepEqual(free(slots, 60_001).byEndpoint, {});
   slots.begin(4, 'acme', 0);
   assert.deepEqual(free(slots, 120_000).byEndpoint, { 4: 0 }, 'one in flight is never forgotten');
+});
+
+test('a crowd that never answers leaves the trial slots once its attempts wait past slowMs; the circuit opens', () => {
+  const slots = new EndpointSlots({ perEndpoint: 16, trial: 100, hanging: 200, slowMs: 500 });
+  // 300 endpoints, each of its own owner (the half per owner is its own test), all begin at once.
+  for (let endpoint = 1; endpoint <= 300; endpoint++) slots.begin(endpoint, `o${endpoint}`, 0);
+  assert.equal(slots.free(0).freeOtherwise, 0, 'young, they hold every trial slot');
+  const later = slots.free(600);
+  assert.equal(later.freeOtherwise, 1, 'waiting past slowMs, they hold none: a new endpoint starts at once');
+  assert.equal(later.free.get(1), 0, 'each still has its one attempt in flight');
+  // Their attempts time out: each failed slowly. 300 hanging is past the bound: circuits open for those known to hang.
+  for (let endpoint = 1; endpoint <= 150; endpoint++) slots.end(endpoint, false, 10_000);
+  const open = slots.free(10_000);
+  assert.equal(open.free.get(1), 0, 'it failed slowly: not among the endpoints that answer');
+  assert.equal(open.probes.get(1), 1, '150 still hang, under the bound of 200: a probe each, claimed after the others');
+  slots.begin(999, 'new', 10_000);
+  for (let endpoint = 1; endpoint <= 60; endpoint++) slots.begin(endpoint, `o${endpoint}`, 10_000);
+  const full = slots.free(10_600);
+  assert.equal(full.free.get(61), 0, 'past the bound, an endpoint that failed slowly waits');
+  assert.equal(full.probes.get(61), undefined, 'no probe either: the circuit is open');
+  assert.equal(full.freeOtherwise, 1, 'one never seen still starts');
+  slots.end(999, true, 10_601);
+  assert.equal(slots.free(10_601).free.get(999), 2, 'and one that answers grows its share');
 });
