@@ -36,6 +36,7 @@ import type {
   EndpointPageQuery,
   NewWebhookEndpointRecord,
   SecretRotation,
+  SigningSecrets,
   WebhookEndpointChange,
   WebhookEndpointRecord,
 } from './webhook-endpoint-records.js';
@@ -194,6 +195,8 @@ export interface DeliveryStore {
    * 410 or failing since `disableIfFailingSince` disables it (if enabled) and records `webhook_endpoint.disabled`.
    */
   finish(outcome: AttemptOutcome): Promise<AttemptRecorded>;
+  /** The endpoints' signing secrets now, by id (one read for many attempts); an endpoint gone is absent. */
+  signingSecrets(endpointIds: readonly number[]): Promise<Map<number, SigningSecrets>>;
   stats(now: Date): Promise<DeliveryStats>;
 }
 

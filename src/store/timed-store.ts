@@ -67,6 +67,7 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
     deliveries: {
       claim: timed('deliveries.claim', (query) => deliveries.claim(query), observe),
       finish: timed('deliveries.finish', (outcome) => deliveries.finish(outcome), observe),
+      signingSecrets: timed('deliveries.signingSecrets', (ids) => deliveries.signingSecrets(ids), observe),
       stats: timed('deliveries.stats', (now) => deliveries.stats(now), observe),
     },
     redeliveries: {

@@ -4,6 +4,7 @@ import { retryAfterMs } from '../domain/retry-after.js';
 import { eventId, toSentEvent } from '../representations/resources.js';
 import type { AttemptOutcome, AttemptRecorded, DueDelivery } from '../store/records.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
+import type { SecretsRead } from './secrets-read.js';
 import { type SendResult, sendWebhook } from './send-webhook.js';
 import { signingSecrets, webhookHeaders } from './signature.js';
 
@@ -15,6 +16,8 @@ export interface AttemptContext extends DispatcherOptions {
   readonly signal: AbortSignal;
   /** The endpoint's keep-alive agent for a URL. */
   readonly agent: (url: URL) => http.Agent;
+  /** The endpoints' signing secrets as of now. */
+  readonly secrets: SecretsRead;
 }
 
 /**
@@ -30,7 +33,12 @@ export async function runAttempt(
   const attemptedAt = new Date();
   const id = eventId(delivery.event.seq);
   const body = JSON.stringify(toSentEvent(delivery.event));
-  const headers = webhookHeaders(signingSecrets(delivery.endpoint, attemptedAt), id, attemptedAt, body);
+  // Signed as it is sent, with the secrets of then (the claim's, should they not be read: it may be gone).
+  const headers = async () => {
+    const sentAt = new Date();
+    const now = await context.secrets.read(delivery.endpoint.id).catch(() => undefined);
+    return webhookHeaders(signingSecrets(now ?? delivery.endpoint, sentAt), id, sentAt, body);
+  };
   const result = await sendWebhook({ url: delivery.endpoint.url, headers, body }, { policy, timeoutMs, signal, agent });
   release(result.delivered);
   if (signal.aborted) return;

@@ -6,6 +6,7 @@ import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import { EndpointAgents } from './endpoint-agents.js';
 import { EndpointSlots } from './endpoint-slots.js';
+import { SecretsRead } from './secrets-read.js';
 
 /** How often due deliveries are looked for: other instances' events start within this (+ one claim). */
 const POLL_MS = 500;
@@ -62,6 +63,7 @@ export class Dispatcher {
   /** Aborts the attempts still in flight once the stop's wait is over. */
   readonly #abandon = new AbortController();
   readonly #agents: EndpointAgents;
+  readonly #secrets: SecretsRead;
   readonly #pace = new DeliveryPace(PACE);
   /** Attempts begun and API requests answered in the current pace window; whether a claim was held back. */
   #startedInWindow = 0;
@@ -81,6 +83,7 @@ export class Dispatcher {
     this.#options = options;
     this.#leaseMs = options.timeoutMs + LEASE_MARGIN_MS;
     this.#agents = new EndpointAgents(options.policy, PER_ENDPOINT);
+    this.#secrets = new SecretsRead(options.deliveries);
     // Each attempt in flight listens for the stop; they are bounded by the slots, not by a constant.
     setMaxListeners(0, this.#abandon.signal);
   }
@@ -207,6 +210,7 @@ export class Dispatcher {
       ...this.#options,
       signal: this.#abandon.signal,
       agent: (url) => this.#agents.for(endpoint, url),
+      secrets: this.#secrets,
     })
       .catch((error: unknown) => this.#options.log.error({ err: error }, 'webhook attempt failed unexpectedly'))
       .finally(() => {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { RefusedAddressError, refusedAddress } from './guarded-lookup.js';
 import type { TargetPolicy } from './target-policy.js';
 
@@ -11,7 +12,11 @@ const EXCERPT_CHARS = 200;
 
 export interface WebhookRequest {
   readonly url: string;
-  readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The headers that sign it, asked for once its connection is ready, just before it is written: what signs
+   * it is what is valid when it is sent, however long it waited to connect.
+   */
+  readonly headers: () => Promise<Readonly<Record<string, string>>>;
   readonly body: string;
 }
 
@@ -115,7 +120,7 @@ function exchange(
       url,
       {
         method: 'POST',
-        headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) },
+        headers: { 'content-length': Buffer.byteLength(request.body) },
         agent,
         signal: abort,
       },
@@ -143,7 +148,20 @@ function exchange(
       const stale = req.reusedSocket && !answeredAtAll && !abort.aborted;
       settle(stale && STALE_CODES.has(error.code ?? '') ? 'stale connection' : failed(error));
     });
-    req.end(request.body);
+    // Nothing is written before end(): the headers are set once the connection is up (a reused one is).
+    const send = () =>
+      request.headers().then(
+        (headers) => {
+          if (settled) return;
+          for (const [name, value] of Object.entries(headers)) req.setHeader(name, value);
+          req.end(request.body);
+        },
+        (error: unknown) => settle(failed(error as NodeJS.ErrnoException)),
+      );
+    req.once('socket', (socket) => {
+      if (!socket.connecting) void send();
+      else socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => void send());
+    });
   });
 }
 

@@ -3,9 +3,10 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import type { Received } from '../../dev/webhook-receiver.js';
+import type { Lookup } from '../../src/webhooks/target-policy.js';
 import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
-import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
+import { createEndpoint, startWebhookHarness, testLookup } from '../helpers/webhooks.js';
 
 /**
  * Secret rotation, black-box: rotations over HTTP, and which secrets verify what a local receiver gets,
@@ -150,6 +151,41 @@ eachBackend((backend) => {
       assert.equal(signatures(after), 1);
       assert.ok(verifies(fourth, after));
       assert.ok(!verifies(third, after), 'the previous secret no longer signs');
+    });
+
+    test('a rotation while attempts wait to connect: each is signed with the secrets of when it is sent', async (t) => {
+      // The receiver's name resolves slowly once asked to: attempts claimed before a rotation connect after it.
+      let resolving: (() => void) | undefined;
+      let slow = false;
+      const lookup: Lookup = async (hostname) => {
+        if (hostname !== 'slow.example.test') return testLookup(hostname);
+        if (slow) {
+          resolving?.();
+          await sleep(700);
+        }
+        return [{ address: '127.0.0.1' }];
+      };
+      const h = await startHarness(t, backend, {
+        webhooks: { allowPrivateUrls: true, lookup },
+        webhookDelivery: { timeoutMs: 5000, retrySchedule: [100] },
+      });
+      const receiver = await startReceiver(t);
+      const url = `http://slow.example.test:${receiver.port}/in`;
+      const { id, secret: old } = await createEndpoint(h, { url, events: ['pet.created'] });
+      slow = true;
+      const connecting = new Promise<void>((resolve) => {
+        resolving = resolve;
+      });
+      await h.createPets(3);
+      await connecting;
+      // No overlap: from now on only the new secret signs.
+      const { secret: fresh } = await rotate(h, id, { previousSecretExpiresIn: 0 });
+      await receiver.until((got) => got.length >= 3, 5000);
+      for (const request of receiver.received) {
+        assert.equal(signatures(request), 1);
+        assert.ok(verifies(fresh, request), 'sent after the rotation: the new secret signs it');
+        assert.ok(!verifies(old, request), 'and the old one no longer does');
+      }
     });
 
     test('a rotation while an attempt is in flight: each attempt verifies with the secret held', async (t) => {

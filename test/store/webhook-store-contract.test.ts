@@ -88,6 +88,12 @@ eachBackend((backend) => {
         secret: 'whsec_c2Vjb25k',
         previousSecret: { secret: 'whsec_Zmlyc3Q=', expiresAt: later },
       });
+      // As an attempt about to be sent reads them, for many endpoints at once; a gone one is absent.
+      const now = await store.deliveries.signingSecrets([id, id + 1000]);
+      assert.deepEqual(
+        [...now],
+        [[id, { secret: 'whsec_c2Vjb25k', previousSecret: { secret: 'whsec_Zmlyc3Q=', expiresAt: later } }]],
+      );
       // No overlap: the replaced secret stops at once.
       const third = await store.webhooks.rotateSecret(id, { secret: 'whsec_dGhpcmQ=', previousExpiresAt: null });
       assert.deepEqual(third, { ...created, secret: 'whsec_dGhpcmQ=', previousSecret: null });

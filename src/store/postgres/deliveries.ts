@@ -8,7 +8,9 @@ import {
 } from '../shared/delivery-rows.js';
 import { FanOutCadence } from '../shared/fan-out-reach.js';
 import { asDate } from '../shared/rows.js';
+import { type SecretsRow, secretsFromRow, secretsOf } from '../shared/webhook-rows.js';
 import type { DeliveryStore } from '../store.js';
+import type { SigningSecrets } from '../webhook-endpoint-records.js';
 import { deliveryFinishBatch } from './delivery-finish-batch.js';
 import { type PostgresFanOut, UNQUEUED } from './fan-out.js';
 import type { Database } from './postgres-db.js';
@@ -68,6 +70,7 @@ export const DELIVERY_QUERIES = {
       error, attempted_at, next_attempt_at, triggered_by)
     SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5, triggered_by FROM moved RETURNING delivery_id`,
   stats: deliveryStatsQuery('w.enabled', UNQUEUED),
+  secrets: secretsOf('SELECT unnest($1::bigint[])'),
 };
 
 /**
@@ -125,6 +128,12 @@ export class PostgresDeliveryStore implements DeliveryStore {
   /** Outcomes that arrive together are recorded in one statement and one commit (deliveryFinishBatch). */
   finish(outcome: AttemptOutcome): Promise<AttemptRecorded> {
     return this.#finishes.run(outcome);
+  }
+
+  async signingSecrets(endpointIds: readonly number[]): Promise<Map<number, SigningSecrets>> {
+    type Row = SecretsRow<Date> & { id: string | number };
+    const rows = await this.#db.rows<Row>('deliveries-secrets', DELIVERY_QUERIES.secrets, [endpointIds]);
+    return new Map(rows.map((row) => [Number(row.id), secretsFromRow(row, asDate)]));
   }
 
   async stats(now: Date): Promise<DeliveryStats> {

@@ -96,6 +96,10 @@ export function enabledChange({ on, off, was }: EnabledSql, now: string): string
     failing_since = CASE WHEN ${on} AND NOT (${was}) THEN NULL ELSE failing_since END`;
 }
 
+/** The signing secrets of the endpoints whose ids are in `ids` (a backend's list of them). */
+export const secretsOf = (ids: string) =>
+  `SELECT id, secret, previous_secret, previous_secret_expires_at FROM webhook_endpoints WHERE id IN (${ids})`;
+
 /** The secrets columns, which the endpoint's rows and a claimed delivery's both carry. */
 export interface SecretsRow<D> {
   secret: string;

@@ -3,7 +3,9 @@ import type { AttemptOutcome, AttemptRecorded, ClaimQuery, DeliveryStats, DueDel
 import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint } from '../shared/delivery-rows.js';
 import { FanOutCadence, QUEUE_PER_STEP } from '../shared/fan-out-reach.js';
 import { fromMilliseconds } from '../shared/rows.js';
+import { type SecretsRow, secretsFromRow, secretsOf } from '../shared/webhook-rows.js';
 import type { DeliveryStore } from '../store.js';
+import type { SigningSecrets } from '../webhook-endpoint-records.js';
 import type { SqliteEndpointHealth } from './endpoint-health.js';
 import { type SqliteFanOut, UNQUEUED } from './fan-out.js';
 import type { GroupCommit } from './group-commit.js';
@@ -32,6 +34,7 @@ export const DELIVERY_QUERIES = {
     SELECT @id, @endpointId, @eventSeq, @type, @attempt, @status, @responseStatus, @error, @attemptedAt,
       @nextAttemptAt, triggered_by FROM webhook_deliveries WHERE id = @id`,
   stats: deliveryStatsQuery('w.enabled = 1', UNQUEUED),
+  secrets: secretsOf('SELECT value FROM json_each(?)'),
 };
 
 /**
@@ -64,6 +67,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
   readonly #move: Database.Statement<[Record<string, unknown>]>;
   readonly #log: Database.Statement<[Record<string, unknown>]>;
   readonly #stats: Database.Statement<[], { pending: number; oldest: number | null }>;
+  readonly #secrets: Database.Statement<[string], SecretsRow<number> & { id: number }>;
   readonly #writes: GroupCommit;
   readonly #fanOut: SqliteFanOut;
   readonly #health: SqliteEndpointHealth;
@@ -82,6 +86,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
     this.#move = db.prepare(DELIVERY_QUERIES.move);
     this.#log = db.prepare(DELIVERY_QUERIES.log);
     this.#stats = db.prepare(DELIVERY_QUERIES.stats);
+    this.#secrets = db.prepare(DELIVERY_QUERIES.secrets);
   }
 
   /**
@@ -149,6 +154,11 @@ export class SqliteDeliveryStore implements DeliveryStore {
       this.#log.run(params);
       return this.#health.recorded(outcome);
     }, RECORD_WITHIN_MS);
+  }
+
+  async signingSecrets(endpointIds: readonly number[]): Promise<Map<number, SigningSecrets>> {
+    const rows = this.#secrets.all(JSON.stringify(endpointIds));
+    return new Map(rows.map((row) => [row.id, secretsFromRow(row, fromMilliseconds)]));
   }
 
   async stats(now: Date): Promise<DeliveryStats> {
