@@ -256,6 +256,23 @@ eachBackend((backend) => {
       );
     });
 
+    test('a link past its time, and a session past it, show the page that asks for a new link', async (t) => {
+      let now = Date.now();
+      const h = await startHarness(t, backend, { ...OPTIONS, clock: () => new Date(now) });
+      const late = await portalLink(h);
+      const { page } = await openPortal(t, h);
+      // PORTAL_LINK_TTL (15 minutes) later, by the service's clock.
+      now += 15 * 60_000 + 1000;
+      const expired = await openPage(t, late.url);
+      await expired.page.getByRole('heading', { name: 'Ask for a new link' }).waitFor();
+      assert.match((await expired.page.locator('#ended-reason').textContent()) ?? '', /expired.*ask for a new link/);
+      // The open page's session ended with its link's time: its next call is refused, and it says so.
+      await page.reload();
+      await page.getByRole('heading', { name: 'Ask for a new link' }).waitFor();
+      assert.equal(await page.locator('#portal').isHidden(), true);
+      assert.deepEqual(expired.problems, []);
+    });
+
     test('every action on an endpoint, from the keyboard and the mouse, at 360 px too', async (t) => {
       const h = await startHarness(t, backend, OPTIONS);
       const receiver = await startReceiver(t);
