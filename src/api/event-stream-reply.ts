@@ -6,6 +6,7 @@ import type { EventType } from '../domain/event-types.js';
 import { ERRORS } from '../errors/catalogue.js';
 import { EventStream, STREAM_BATCH } from '../events/event-stream.js';
 import type { FeedBell } from '../events/feed-bell.js';
+import type { FrameCache } from '../events/frame-cache.js';
 import type { StreamSlots } from '../events/stream-slots.js';
 import { toEvent } from '../representations/resources.js';
 import { Event } from '../schemas/event.js';
@@ -29,6 +30,8 @@ export interface EventStreamRouteOptions {
   readonly limits: EventStreamLimits;
   /** The streams open in this process, per owner: EVENT_STREAMS_PER_OWNER and EVENT_STREAMS bound them. */
   readonly slots: StreamSlots;
+  /** Frames rendered once for every stream at their position. */
+  readonly frames: FrameCache;
 }
 
 /**
@@ -83,7 +86,7 @@ export async function replyWithEventStream(
   options: EventStreamRouteOptions,
   query: { readonly cursor?: string | undefined; readonly type?: EventType | undefined },
 ): Promise<FastifyReply> {
-  const { store, cursors, bell, keepAliveMs, limits, slots } = options;
+  const { store, cursors, bell, keepAliveMs, limits, slots, frames } = options;
   const { type } = query;
   // Before any store read: a refused stream costs nothing. The route's `read` scope has found the key.
   const slot = slots.take(request.apiKey?.owner ?? '');
@@ -98,9 +101,10 @@ export async function replyWithEventStream(
   }
   const serialize = reply.compileSerializationSchema(EVENT) as (event: unknown) => string;
   const filter = type ?? '';
-  const frame = (record: EventRecord) =>
+  const render = (record: EventRecord) =>
     `id: ${cursors.encode({ position: record.position, filter })}\nevent: ${record.type}\n` +
     `data: ${serialize(toEvent(record))}\n\n`;
+  const frame = (record: EventRecord) => frames.frame(record, filter, render);
   const stream = new EventStream({
     events: store.events,
     bell,

@@ -5,6 +5,8 @@ import type { EventStreamLimits } from '../config/config.js';
 import type { EventCursors } from '../domain/event-cursor.js';
 import { type EventPosition, FEED_START } from '../domain/event-position.js';
 import { ERRORS } from '../errors/catalogue.js';
+import { STREAM_BATCH } from '../events/event-stream.js';
+import { FrameCache } from '../events/frame-cache.js';
 import { StreamSlots } from '../events/stream-slots.js';
 import { acceptsEventStream } from '../http/accepts-event-stream.js';
 import type { Links } from '../http/links.js';
@@ -45,6 +47,12 @@ const FEED_DESCRIPTION =
   'resumes elsewhere with `Last-Event-ID`. Errors (400, 401, 403, 410, 429) answer before the stream ' +
   'starts, as JSON.';
 
+/**
+ * Frames kept for the streams to share: ten batches, about 5 MB at 500 bytes an event. Streams within that
+ * many events of the newest share them; one further behind renders its own.
+ */
+const SHARED_FRAMES = 10 * STREAM_BATCH;
+
 /** The change feed, `GET /v1/events`. */
 const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, options) => {
   const { store, cursors, links, retentionDays } = options;
@@ -56,6 +64,7 @@ const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, options
     keepAliveMs: options.keepAliveMs ?? KEEP_ALIVE_MS,
     limits: options.streams,
     slots: new StreamSlots(options.streams),
+    frames: new FrameCache(SHARED_FRAMES),
   };
   /** Where a request starts reading: after its cursor, or from the oldest event kept. */
   const startOf = (cursor: string | undefined, type: string | undefined): EventPosition | undefined =>

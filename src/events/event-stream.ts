@@ -23,8 +23,8 @@ export interface EventStreamOptions {
   readonly type: EventType | undefined;
   /** Events about endpoints of this owner only; every owner's when undefined (admin keys). */
   readonly owner: string | undefined;
-  /** The Server-Sent Events frame of one event. */
-  readonly frame: (record: EventRecord) => string;
+  /** The Server-Sent Events frame of one event (shared by the streams at its position: FrameCache). */
+  readonly frame: (record: EventRecord) => Buffer;
   readonly keepAliveMs: number;
   /** What the stream may hold unsent, here and in its socket's write buffer, before it is dropped. */
   readonly bufferBytes: number;
@@ -122,9 +122,9 @@ export class EventStream extends Readable implements FeedListener {
     }
   }
 
-  /** Pushes `text`; false when no more is wanted now. */
-  #send(text: string): boolean {
-    const wanted = this.push(text);
+  /** Pushes `chunk`; false when no more is wanted now. */
+  #send(chunk: string | Buffer): boolean {
+    const wanted = this.push(chunk);
     if (!this.#measuring) {
       this.#measuring = true;
       // Once the turn is over: the response corks its socket for a turn, so a batch of frames sits in the
