@@ -60,6 +60,8 @@ export class Dispatcher {
   readonly #attempts = new Set<Promise<void>>();
   /** Attempts that count against IN_FLIGHT: started less than SLOW_MS ago and not yet recorded. */
   #busy = 0;
+  /** Of those, probes of endpoints that hang: they may take half of IN_FLIGHT, the rest is the others'. */
+  #busyProbing = 0;
   /** Aborts the attempts still in flight once the stop's wait is over. */
   readonly #abandon = new AbortController();
   readonly #agents: EndpointAgents;
@@ -155,17 +157,25 @@ export class Dispatcher {
    */
   async #claim(): Promise<number> {
     const { free, freeOtherwise, fullOwners, probes } = this.#slots.free(Date.now());
-    const first = await this.#claimSome({ free, freeOtherwise, fullOwners });
+    const first = await this.#claimSome({ free, freeOtherwise, fullOwners }, false);
     if (first === undefined || probes.size === 0) return first ?? 0;
     const probing = new Map([...free].map(([id]) => [id, probes.get(id) ?? 0]));
-    return first + ((await this.#claimSome({ free: probing, freeOtherwise: 0, fullOwners })) ?? 0);
+    return first + ((await this.#claimSome({ free: probing, freeOtherwise: 0, fullOwners }, true)) ?? 0);
   }
 
-  /** One claim within the pace and IN_FLIGHT, begun; how many it took, undefined when it could take none. */
-  async #claimSome(slots: Pick<ClaimQuery, 'free' | 'freeOtherwise' | 'fullOwners'>): Promise<number | undefined> {
+  /**
+   * One claim within the pace and IN_FLIGHT (probes within half of it, so a crowd probing at once leaves
+   * the endpoints that answer room in the next claims too), begun; how many it took, undefined when it
+   * could take none.
+   */
+  async #claimSome(
+    slots: Pick<ClaimQuery, 'free' | 'freeOtherwise' | 'fullOwners'>,
+    probing: boolean,
+  ): Promise<number | undefined> {
     const allowed = this.#pace.allowance - this.#startedInWindow;
     if (allowed <= 0) this.#heldBack = true;
-    const limit = Math.min(IN_FLIGHT - this.#busy, allowed);
+    const room = probing ? Math.min(IN_FLIGHT - this.#busy, IN_FLIGHT / 2 - this.#busyProbing) : IN_FLIGHT - this.#busy;
+    const limit = Math.min(room, allowed);
     if (limit <= 0) return undefined;
     let due: DueDelivery[];
     try {
@@ -181,19 +191,21 @@ export class Dispatcher {
     // Claimed during a stop: left to their lease, as if this process had died.
     if (this.#stopping) return undefined;
     this.#startedInWindow += due.length;
-    for (const delivery of due) this.#begin(delivery);
+    for (const delivery of due) this.#begin(delivery, probing);
     return due.length;
   }
 
-  #begin(delivery: DueDelivery): void {
+  #begin(delivery: DueDelivery, probing: boolean): void {
     const endpoint = delivery.endpoint.id;
     this.#slots.begin(endpoint, delivery.endpoint.owner, Date.now());
     this.#busy++;
+    if (probing) this.#busyProbing++;
     let busy = true;
     const idle = () => {
       if (!busy) return;
       busy = false;
       this.#busy--;
+      if (probing) this.#busyProbing--;
       this.wake();
     };
     const slow = setTimeout(idle, SLOW_MS);
