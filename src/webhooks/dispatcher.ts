@@ -144,9 +144,12 @@ export class Dispatcher {
     this.#stopWatching?.();
     clearTimeout(this.#gap);
     const settled = () => Promise.allSettled([this.#claiming, ...this.#attempts]);
-    await Promise.race([settled(), sleep(STOP_WAIT_MS)]);
+    // Unreferenced: a wait that lost the race must not keep the stopped process alive for its 2 s. What
+    // is in flight holds the process while it is (its sockets and timers are referenced).
+    const wait = () => sleep(STOP_WAIT_MS, undefined, { ref: false });
+    await Promise.race([settled(), wait()]);
     this.#abandon.abort();
-    await Promise.race([settled(), sleep(STOP_WAIT_MS)]);
+    await Promise.race([settled(), wait()]);
     this.#agents.destroy();
   }
 
