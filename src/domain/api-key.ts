@@ -23,6 +23,14 @@ export type Scope = (typeof SCOPES)[number];
 /** What `keys create` gives a key unless told otherwise: everything but other owners' endpoints. */
 export const DEFAULT_SCOPES: readonly Scope[] = ['read', 'webhooks', 'write'];
 
+/** Whether a key is in force at `now`: neither revoked nor past its expiry. */
+export function isActive(
+  key: { readonly revokedAt: Date | null; readonly expiresAt: Date | null },
+  now: Date,
+): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now);
+}
+
 /** Whether a key with these scopes may do what `needed` allows: `admin` implies `webhooks`. */
 export function grants(scopes: readonly Scope[], needed: Scope): boolean {
   return scopes.includes(needed) || (needed === 'webhooks' && scopes.includes('admin'));

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import fp from 'fastify-plugin';
 import type { RequestCache } from '../cache/store-cache.js';
 import type { Clock } from '../clock.js';
-import { grants, hashApiKey, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
+import { grants, hashApiKey, isActive, isWellFormedApiKey, type Scope, sameHash } from '../domain/api-key.js';
 import { ApiError } from '../errors/api-error.js';
 import { ERRORS } from '../errors/catalogue.js';
 import type { ApiKeyWithHash } from '../store/records.js';
@@ -102,12 +102,7 @@ class Authenticator {
       async () => (await this.#store.apiKeys.findByHash(hash)) ?? null,
     );
     const now = this.#clock();
-    if (
-      record === null ||
-      !sameHash(record.hash, hash) ||
-      record.revokedAt !== null ||
-      (record.expiresAt !== null && record.expiresAt <= now)
-    ) {
+    if (record === null || !sameHash(record.hash, hash) || !isActive(record, now)) {
       return ERRORS.keyInvalid.create();
     }
     const last = this.#touched.get(record.id) ?? record.lastUsedAt?.getTime() ?? 0;

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
+import { grants, isActive } from '../domain/api-key.js';
 import { newNonce, type PortalGrant, readPortalToken, signPortalToken } from '../domain/portal-token.js';
 import { ApiError } from '../errors/api-error.js';
 import { ERRORS } from '../errors/catalogue.js';
-import type { ApiKeyRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
 /** The session cookie: under /portal only, so it is never sent to /v1, where a bearer key is the only way in. */
@@ -91,11 +91,6 @@ export class PortalSessions {
     const now = this.#options.clock();
     if (grant.expiresAt <= now) return false;
     const key = await this.#options.store.apiKeys.findById(grant.keyId);
-    return key !== undefined && active(key, now);
+    return key !== undefined && isActive(key, now) && grants(key.scopes, 'webhooks');
   }
-}
-
-function active(key: ApiKeyRecord, now: Date): boolean {
-  if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now)) return false;
-  return key.scopes.includes('webhooks') || key.scopes.includes('admin');
 }
