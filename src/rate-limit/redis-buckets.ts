@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Rate } from '../domain/token-bucket.js';
+import { answerWithin } from './answer-timeout.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { LeaseRequest } from './token-lease.js';
 
@@ -94,6 +95,13 @@ return { granted, string.format(exact, tokens), ms }
 const READY_WAIT_MS = 2000;
 /** A local Redis answers in well under a millisecond: past this it is hung or unreachable. */
 const COMMAND_TIMEOUT_MS = 250;
+/**
+ * ioredis's own time-out, which a stalled event loop trips (see answerWithin): only there so that a hung
+ * Redis does not keep the commands given up on queued for ever.
+ */
+const COMMAND_BACKSTOP_MS = 10 * COMMAND_TIMEOUT_MS;
+/** An answer slower than this says too little about Redis's clock to correct what was learnt before. */
+const CLOCK_SAMPLE_MS = 50;
 /** After a failure, how often Redis is probed (in the background) before commands are sent again. */
 const PROBE_EVERY_MS = 500;
 /** What the script answers for a command past its deadline. */
@@ -129,7 +137,7 @@ export class RedisBuckets {
   /** Names this instance's leases in the buckets. */
   readonly #instance = randomBytes(6).toString('base64url');
   readonly #breaker: CircuitBreaker;
-  /** Redis's clock minus ours, in ms, as last seen (low by the reply's travel time: deadlines err early). */
+  /** Redis's clock minus ours, in ms, from the last quick answer (low by its travel time: deadlines err early). */
   #offsetMs: number | undefined;
 
   /** `onDisconnect` is told when the connection drops: what this instance held may be gone with it. */
@@ -142,7 +150,7 @@ export class RedisBuckets {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 1000,
-      commandTimeout: COMMAND_TIMEOUT_MS,
+      commandTimeout: COMMAND_BACKSTOP_MS,
       retryStrategy: (times) => Math.min(times * 200, 2000),
       // A command without an answer when the connection dropped was given up by its request: never resent.
       autoResendUnfulfilledCommands: false,
@@ -167,7 +175,8 @@ export class RedisBuckets {
   async lease(bucket: string, rate: Rate, { want, need, back }: LeaseRequest): Promise<LeaseAnswer> {
     const down = this.unavailable();
     if (down !== undefined) return down;
-    const deadline = this.#offsetMs === undefined ? 0 : Date.now() + this.#offsetMs + COMMAND_TIMEOUT_MS;
+    const sentAt = Date.now();
+    const deadline = this.#offsetMs === undefined ? 0 : sentAt + this.#offsetMs + COMMAND_TIMEOUT_MS;
     const clock = this.#clock;
     // On a given clock there is no deadline: the script runs at the time it is sent with, however late.
     const args: Array<number | string> = [rate.perSecond, rate.burst, want, need, back];
@@ -175,26 +184,44 @@ export class RedisBuckets {
     if (clock !== undefined) args.push(String(clock() / 1000));
     let answer: [number, string, number];
     try {
-      answer = await (this.#redis as unknown as LeaseCommand).petstoreLease(this.#prefix + bucket, ...args);
+      answer = await this.#timed(
+        (this.#redis as unknown as LeaseCommand).petstoreLease(this.#prefix + bucket, ...args),
+      );
     } catch (error) {
       this.#breaker.failed(error);
       return { error };
     }
     const [granted, tokens, redisMs] = answer;
-    this.#learnClock(redisMs);
+    this.#learnClock(redisMs, sentAt);
     // Expired while we still waited: Redis ran it at the time-out, or our idea of its clock was off (now
     // corrected). Either way it changed nothing.
     if (granted === EXPIRED) return { error: new Error('Redis ran the lease past its deadline') };
     return { granted, tokens: Number(tokens) };
   }
 
-  async #readClock(): Promise<void> {
-    const [seconds, micros] = await this.#redis.time();
-    this.#learnClock(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
+  /** A command's answer, or a time-out once COMMAND_TIMEOUT_MS pass without it. */
+  #timed<T>(command: Promise<T>): Promise<T> {
+    return answerWithin(
+      command,
+      COMMAND_TIMEOUT_MS,
+      () => new Error(`Redis did not answer in ${COMMAND_TIMEOUT_MS} ms`),
+    );
   }
 
-  #learnClock(redisMs: number): void {
-    if (Number.isFinite(redisMs)) this.#offsetMs = redisMs - Date.now();
+  async #readClock(): Promise<void> {
+    const sentAt = Date.now();
+    const [seconds, micros] = await this.#timed(this.#redis.time());
+    this.#learnClock(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), sentAt);
+  }
+
+  /**
+   * Redis's time was read between `sentAt` and now. An answer read long after it came (a stalled event loop)
+   * would put Redis's clock that far behind, and the next deadline would pass before its command ran.
+   */
+  #learnClock(redisMs: number, sentAt: number): void {
+    const now = Date.now();
+    if (!Number.isFinite(redisMs)) return;
+    if (this.#offsetMs === undefined || now - sentAt <= CLOCK_SAMPLE_MS) this.#offsetMs = redisMs - now;
   }
 
   /** Waits for the connection, for a bounded time: a Redis that is down must not stop the service starting. */
