@@ -36,8 +36,11 @@ export interface Harness {
   /** Issues another key on the same database (its owner defaults to its name). */
   issueKey(name: string, scopes: readonly Scope[], owner?: string): Promise<string>;
   call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
-  /** Starts another instance of the service on its own connection to the same database, with the same keys. */
-  startInstance(): Promise<Harness>;
+  /**
+   * Starts another instance of the service on its own connection to the same database, with the same keys
+   * and options (those given replace theirs).
+   */
+  startInstance(options?: HarnessOptions): Promise<Harness>;
   /** Runs one SQL statement on the database, on a connection of its own (see StoreFixture.sql). */
   sql(text: string): Promise<Record<string, unknown>[]>;
   /** Creates pets over HTTP and returns them in creation order. */
@@ -158,9 +161,9 @@ export async function startHarness(
     read: await issueKey('reader', ['read'], 'default'),
     write: await issueKey('writer', ['write'], 'default'),
   };
-  const startInstance = async () => {
+  const startInstance = async (overrides: HarnessOptions = {}) => {
     const other = await fixture.reopen();
-    const { app, url } = await listen(t, other, options);
+    const { app, url } = await listen(t, other, { ...options, ...overrides });
     return harness(app, url, other, fixture, keys, startInstance, issueKey);
   };
   const { app, url } = await listen(t, store, options);

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { type EndpointFailures, healthQueries, type ServiceDisable } from '../shared/endpoint-health.js';
 import { endpointEventRow, type WebhookEndpointRow } from '../shared/webhook-rows.js';
+import { OWE } from './fan-out.js';
 import { recordEvents } from './outbox.js';
 
 // `wait_until`, not paused_until: the disable returns the endpoint's columns, and a like name would be ambiguous.
@@ -17,6 +18,7 @@ const HEALTH = healthQueries(
     since: 'i.since',
     now: 'now()',
     enabled: 'true',
+    owe: OWE,
   },
   'FROM input i',
 );

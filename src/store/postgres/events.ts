@@ -9,7 +9,7 @@ import { asDate } from '../shared/rows.js';
 import type { EventStore } from '../store.js';
 import { listenForEvents } from './event-notices.js';
 import type { Database } from './postgres-db.js';
-import { SUBSCRIBED } from './subscribed.js';
+import { OWED, SUBSCRIBED } from './subscribed.js';
 
 /**
  * Only transactions that have ended: every transaction with an id below the snapshot's xmin has committed
@@ -33,7 +33,7 @@ const QUERIES = {
    * queueing their deliveries, holds (the next purge takes them), so no two purges judge one event. Each of
    * their deliveries still pending gets a `failed` entry in the log, made at $3 with the error $4: those
    * queued (locked, so one an attempt is recording now is judged on its outcome; numbered after their last
-   * attempt), and those owed to an enabled endpoint not fanned out to them yet (fan-out.ts). The marker
+   * attempt), and those fan-out owes an endpoint and has not queued yet (fan-out.ts). The marker
    * moves to the newest of them on the feed (ON_FEED). Then the log's oldest $2 entries of attempts made
    * before $1 go.
    */
@@ -47,8 +47,8 @@ const QUERIES = {
     ),
     owed AS (
       SELECT NULL::bigint AS id, w.id AS endpoint_id, e.seq, e.type, 1 AS attempt, 'event' AS triggered_by
-      FROM last, webhook_endpoints w JOIN e ON (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND ${SUBSCRIBED}
-      WHERE w.enabled AND (w.fanned_tx, w.fanned_seq) < (last.tx, last.seq)
+      FROM last, webhook_endpoints w JOIN e ON ${OWED} AND ${SUBSCRIBED}
+      WHERE (w.fanned_tx, w.fanned_seq) < (last.tx, last.seq)
     ),
     expired AS (
       INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, error, attempted_at,

@@ -6,9 +6,23 @@ import { ENDED } from './events.js';
 import type { Database } from './postgres-db.js';
 import { SUBSCRIBED } from './subscribed.js';
 
-/** Events after the endpoint `w`'s position that the feed shows already (their transactions ended). */
-const AFTER_POSITION = `SELECT tx, seq, type, owner, at FROM events
-  WHERE (tx, seq) > (w.fanned_tx, w.fanned_seq) AND ${ENDED} ORDER BY tx, seq`;
+/** At a service disable (endpoint-health.ts), the assignment that makes the endpoint owed what the feed shows. */
+export const OWE = `(owed_tx, owed_seq) = (SELECT tx, seq FROM events WHERE ${ENDED} ORDER BY tx DESC, seq DESC LIMIT 1)`;
+
+/** The endpoints fan-out has something to do for: enabled, or owed events from before a service disable. */
+const REACHED = '(w.enabled OR w.owed_seq IS NOT NULL)';
+
+/**
+ * The last event fan-out may take the endpoint `w` to, as a bound on (tx, seq): the feed's end (ENDED: every
+ * event of a transaction below the snapshot's xmin) while it is enabled; while it is disabled, what it is owed
+ * (OWED; null: nothing). One row comparison, so the index reads just the span from its position to there.
+ */
+const REACH = `(CASE WHEN w.enabled THEN pg_snapshot_xmin(pg_current_snapshot()) ELSE w.owed_tx END,
+  CASE WHEN w.enabled THEN -1 ELSE w.owed_seq END)`;
+
+/** Events fan-out owes the endpoint `w` that the feed shows already (their transactions ended). */
+const AFTER_POSITION = `SELECT e.tx, e.seq, e.type, e.owner, e.at FROM events e
+  WHERE (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND (e.tx, e.seq) <= ${REACH} ORDER BY e.tx, e.seq`;
 
 /**
  * The endpoint `w`'s events not queued yet, for the delivery stats (also those the feed does not show yet):
@@ -21,7 +35,8 @@ export const UNQUEUED: UnqueuedSql = {
     ORDER BY e.tx, e.seq LIMIT 1`,
 };
 
-const ENDPOINT = 'SELECT w.id, w.owner, w.events, w.enabled, w.fanned_tx, w.fanned_seq FROM webhook_endpoints w';
+const ENDPOINT = `SELECT w.id, w.owner, w.events, w.enabled, w.fanned_tx, w.fanned_seq, w.owed_tx, w.owed_seq
+  FROM webhook_endpoints w`;
 
 /**
  * The deliveries of the events in `span` to endpoints subscribed to their type (ON CONFLICT: after
@@ -36,17 +51,17 @@ const QUEUE = `queued AS (
 /** The statements, exported so a test can check their plans. */
 export const FAN_OUT_QUERIES = {
   /**
-   * Every enabled endpoint with events to fan out, locked (one another instance is fanning out is skipped,
-   * not waited for): of the next reach × READ_PER_QUEUED events after its position, queues the deliveries
-   * of those up to its reach-th subscribed one, and moves it to the last event taken. The reach is $1
-   * deliveries shared by the enabled endpoints, at least one event each.
+   * Every endpoint with events owed, locked (one another instance is fanning out is skipped, not waited
+   * for): of the next reach × READ_PER_QUEUED events owed after its position, queues the deliveries of
+   * those up to its reach-th subscribed one, and moves it to the last event taken. The reach is $1
+   * deliveries shared by the endpoints fan-out reaches, at least one event each.
    */
   step: `WITH reach AS (
       SELECT greatest(1, ceil($1::numeric / greatest(1, count(*))))::int AS events
-      FROM webhook_endpoints WHERE enabled
+      FROM webhook_endpoints w WHERE ${REACHED}
     ),
     locked AS (
-      ${ENDPOINT} WHERE w.enabled AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED
+      ${ENDPOINT} WHERE ${REACHED} AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED
     ),
     span AS (
       SELECT w.id, e.tx, e.seq, e.at, e.subscribed FROM locked w CROSS JOIN LATERAL (
@@ -59,19 +74,21 @@ export const FAN_OUT_QUERIES = {
     through AS (SELECT DISTINCT ON (id) id, tx, seq FROM span ORDER BY id, tx DESC, seq DESC)
     UPDATE webhook_endpoints w SET fanned_tx = t.tx, fanned_seq = t.seq FROM through t WHERE w.id = t.id`,
   /**
-   * The endpoint $1, whatever its state, waiting for its lock (its subscription is about to change): if it
-   * is enabled, queues the deliveries of every event after its position; either way, moves it to the
-   * newest event the feed shows (one probe: a disabled endpoint's events are not read).
+   * The endpoint $1, whatever its state, waiting for its lock (its subscription is about to change): queues
+   * the deliveries of every event it is owed; then moves it to the newest event the feed shows, owed
+   * nothing (one probe: the events of a disabled endpoint owed nothing are not read).
    */
   settle: `WITH locked AS (${ENDPOINT} WHERE w.id = $1 FOR UPDATE OF w),
     span AS (
       SELECT w.id, e.seq, e.at, ${SUBSCRIBED} AS subscribed
-      FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION}) e WHERE w.enabled
+      FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION}) e WHERE ${REACHED}
     ),
     ${QUEUE},
-    newest AS (SELECT tx, seq FROM events WHERE ${ENDED} ORDER BY tx DESC, seq DESC LIMIT 1)
-    UPDATE webhook_endpoints w SET fanned_tx = n.tx, fanned_seq = n.seq FROM locked l, newest n
-    WHERE w.id = l.id AND (n.tx, n.seq) > (l.fanned_tx, l.fanned_seq)`,
+    newest AS (SELECT tx, seq FROM events WHERE ${ENDED} ORDER BY tx DESC, seq DESC LIMIT 1),
+    later AS (SELECT n.* FROM locked l, newest n WHERE (n.tx, n.seq) > (l.fanned_tx, l.fanned_seq))
+    UPDATE webhook_endpoints w SET fanned_tx = coalesce(n.tx, l.fanned_tx), fanned_seq = coalesce(n.seq, l.fanned_seq),
+      owed_tx = NULL, owed_seq = NULL
+    FROM locked l LEFT JOIN later n ON true WHERE w.id = l.id`,
   /** Every transaction that has ended has an id below this; and whether every one below $1 has ended. */
   endedBelow: 'SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS tx',
   allEndedBelow: 'SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS ended',
@@ -100,14 +117,15 @@ export class PostgresFanOut {
     this.#db = db;
   }
 
-  /** Fans the enabled endpoints out to about QUEUE_PER_STEP more deliveries, at least one event each. */
+  /** Fans the endpoints owed events out to about QUEUE_PER_STEP more deliveries, at least one event each. */
   async step(): Promise<void> {
     await this.#db.count('fan-out-step', FAN_OUT_QUERIES.step, [QUEUE_PER_STEP]);
   }
 
   /**
    * Before an endpoint's subscription changes, in the change's transaction (call waitForOlder() first,
-   * outside it): queues what was recorded under the old one (if it is enabled), then moves it past every
+   * outside it): queues what was recorded under the old one (if it is enabled, or what it is owed from
+   * before a service disable), then moves it past every
    * event the feed shows, so nothing recorded while it was disabled, or of a type it was not subscribed
    * to, is sent under the new one.
    */

@@ -234,4 +234,10 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     expires_at TIMESTAMPTZ NOT NULL
   );
   `,
+  `
+  -- What fan-out still owes an endpoint the service disabled (a 410, or failing): the newest event the feed
+  -- showed then. The bounded fan-out steps queue those events for it, pending, as a PATCH disable queues
+  -- them in its transaction. Null: nothing owed. No default: adding them rewrites no row.
+  ALTER TABLE webhook_endpoints ADD COLUMN owed_tx xid8, ADD COLUMN owed_seq BIGINT;
+  `,
 ];

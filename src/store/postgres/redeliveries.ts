@@ -18,7 +18,7 @@ import {
 } from '../shared/redelivery.js';
 import type { RedeliveryStore } from '../store.js';
 import type { Database } from './postgres-db.js';
-import { SUBSCRIBED } from './subscribed.js';
+import { OWED, SUBSCRIBED } from './subscribed.js';
 
 const QUERIES = {
   /**
@@ -26,12 +26,13 @@ const QUERIES = {
    * position meanwhile (those lock it FOR UPDATE; a step skips it), the event, and the upsert when the
    * facts allow it. A deleted endpoint takes the row with it (ON DELETE CASCADE).
    */
-  resend: `WITH w AS (SELECT id, owner, events, enabled, fanned_tx, fanned_seq FROM webhook_endpoints WHERE id = $1 FOR SHARE),
+  resend: `WITH w AS (SELECT id, owner, events, enabled, fanned_tx, fanned_seq, owed_tx, owed_seq FROM webhook_endpoints
+      WHERE id = $1 FOR SHARE),
     e AS (SELECT tx, seq, type, owner FROM events WHERE seq = $2),
     facts AS (
       SELECT (SELECT id FROM w) AS endpoint, (SELECT enabled FROM w) AS enabled, (SELECT type FROM e) AS type,
         (SELECT ${SUBSCRIBED} FROM w, e) AS subscribed,
-        (SELECT w.enabled AND (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) FROM w, e) AS owed
+        coalesce((SELECT ${OWED} FROM w, e), false) AS owed
     ),
     queued AS (
       ${resendUpsert(`SELECT $2::bigint, $1::bigint, 'pending', $3::timestamptz, 'resend' FROM facts

@@ -1,7 +1,10 @@
 import type { AttemptOutcome, AttemptRecorded } from '../records.js';
 import { ENDPOINT_COLUMNS } from './webhook-rows.js';
 
-/** SQL fragments in a backend's syntax: one endpoint's failures (EndpointFailures), `now`, and true. */
+/**
+ * SQL fragments in a backend's syntax: one endpoint's failures (EndpointFailures), `now`, true, and the
+ * assignment that records what fan-out owes the endpoint (fan-out.ts: up to the newest event it can see).
+ */
 interface FailuresSql {
   readonly endpoint: string;
   readonly failedAt: string;
@@ -10,13 +13,15 @@ interface FailuresSql {
   readonly since: string;
   readonly now: string;
   readonly enabled: string;
+  readonly owe: string;
 }
 
 /**
  * The statements of an endpoint's health, over an endpoint's failures (`from`: a FROM clause that names
  * them, or none): a success ends its failing; a failure starts it (unless it failed since earlier), and a
  * wait asked for pauses the endpoint until then (unless it was paused until later); then an enabled
- * endpoint that answered 410, or has failed since `since` or earlier, is disabled. That last one returns
+ * endpoint that answered 410, or has failed since `since` or earlier, is disabled, owed what fan-out has
+ * not queued for it yet (it is queued, pending, for when it is enabled). That last one returns
  * the endpoints it disabled: its `enabled` condition, checked on the row it locks, makes it once.
  */
 export function healthQueries(sql: FailuresSql, from = '') {
@@ -28,7 +33,8 @@ export function healthQueries(sql: FailuresSql, from = '') {
       WHERE w.id = ${sql.endpoint} AND ((w.failing_since IS NULL AND ${sql.failedAt} IS NOT NULL)
         OR (${later} AND ${sql.pausedUntil} IS NOT NULL))`,
     disable: `UPDATE webhook_endpoints AS w SET enabled = NOT ${sql.enabled},
-        disabled_reason = CASE WHEN ${sql.gone} THEN 'gone' ELSE 'failing' END, disabled_at = ${sql.now} ${from}
+        disabled_reason = CASE WHEN ${sql.gone} THEN 'gone' ELSE 'failing' END, disabled_at = ${sql.now},
+        ${sql.owe} ${from}
       WHERE w.id = ${sql.endpoint} AND w.enabled = ${sql.enabled}
         AND (${sql.gone} OR w.failing_since <= ${sql.since})
       RETURNING ${ENDPOINT_COLUMNS}`,

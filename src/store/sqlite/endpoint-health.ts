@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { AttemptOutcome, AttemptRecorded } from '../records.js';
 import { answers, failures, healthQueries, type ServiceDisable, succeeded } from '../shared/endpoint-health.js';
 import { endpointEventRow, type WebhookEndpointRow } from '../shared/webhook-rows.js';
+import { OWE } from './fan-out.js';
 import type { SqliteOutbox } from './outbox.js';
 
 const QUERIES = {
@@ -14,6 +15,7 @@ const QUERIES = {
     since: '@since',
     now: '@now',
     enabled: '1',
+    owe: OWE,
   }),
 };
 

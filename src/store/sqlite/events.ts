@@ -8,7 +8,7 @@ import { PURGE_BATCH, purgeInBatches } from '../shared/retention-batches.js';
 import { fromMilliseconds } from '../shared/rows.js';
 import type { EventStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
-import { SUBSCRIBED } from './subscribed.js';
+import { OWED, SUBSCRIBED } from './subscribed.js';
 
 const COLUMNS = 'seq, 0 AS tx, type, at, data, previous_status';
 /** The events one write of retention removes: the oldest of those recorded before @before. */
@@ -18,7 +18,7 @@ const BATCH = 'SELECT seq, type, owner FROM events WHERE at < @before ORDER BY s
 const PURGE_QUERIES = {
   /**
    * A `failed` entry in the log for each delivery of the batch still pending: those queued (numbered after
-   * their last attempt), and those owed to an enabled endpoint not fanned out to them yet (fan-out.ts).
+   * their last attempt), and those fan-out owes an endpoint and has not queued yet (fan-out.ts).
    */
   expire: `WITH e AS (${BATCH})
     INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, error, attempted_at,
@@ -27,8 +27,8 @@ const PURGE_QUERIES = {
     FROM e JOIN webhook_deliveries d ON d.event_seq = e.seq AND d.status = 'pending'
     UNION ALL
     SELECT NULL, w.id, e.seq, e.type, 1, 'failed', @error, @now, 'event'
-    FROM webhook_endpoints w JOIN e ON e.seq > w.fanned_seq AND ${SUBSCRIBED}
-    WHERE w.enabled = 1 AND w.fanned_seq < (SELECT max(seq) FROM e)
+    FROM webhook_endpoints w JOIN e ON ${OWED} AND ${SUBSCRIBED}
+    WHERE w.fanned_seq < (SELECT max(seq) FROM e)
     ORDER BY 2, 3`,
   remove: `DELETE FROM events WHERE seq IN (SELECT seq FROM (${BATCH})) RETURNING seq, ${ON_FEED} AS on_feed`,
   // To the newest removed of the feed (ON_FEED): a cursor is never at a test event.

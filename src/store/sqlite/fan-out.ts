@@ -7,6 +7,19 @@ import { SUBSCRIBED } from './subscribed.js';
 export const EVENTS_HEAD = '(SELECT coalesce(max(seq), 0) FROM events)';
 
 /**
+ * How far fan-out takes the endpoint `w`: to the newest event while it is enabled; while it is disabled, to
+ * the newest event when the service disabled it (owed_seq), so what was recorded before is still queued for
+ * it, pending, in bounded steps; null (nowhere) when nothing is owed.
+ */
+const REACH = `CASE WHEN w.enabled = 1 THEN ${EVENTS_HEAD} ELSE w.owed_seq END`;
+
+/** At a service disable (endpoint-health.ts), the assignment that makes the endpoint owed every event so far. */
+export const OWE = `owed_seq = ${EVENTS_HEAD}`;
+
+/** The endpoints fan-out has something to do for: enabled, or owed events from before a service disable. */
+const REACHED = '(w.enabled = 1 OR w.owed_seq IS NOT NULL)';
+
+/**
  * How far a step takes the endpoint `w`: to its @span-th subscribed event after fanned_seq, if that is
  * within the next @span × READ_PER_QUEUED events; else to the last of those; else to the newest (also when
  * @span is null). Counted in events, not in seq numbers: retention leaves gaps in seq, which a step must
@@ -29,19 +42,20 @@ export const UNQUEUED: UnqueuedSql = {
 
 /** The statements, exported so a test can check their plans. */
 export const FAN_OUT_QUERIES = {
-  /** Whether an enabled endpoint has events after its fanned_seq: then a claim has work even with none due. */
-  behind: `SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND fanned_seq < ${EVENTS_HEAD} LIMIT 1`,
+  /** Whether an endpoint has events owed after its fanned_seq: then a claim has work even with none due. */
+  behind: `SELECT 1 FROM webhook_endpoints w WHERE ${REACHED} AND w.fanned_seq < ${REACH} LIMIT 1`,
   /**
-   * Queues the deliveries of the events after each enabled endpoint's fanned_seq through THROUGH, at most
-   * @span of them (@endpoint: one). CROSS JOIN keeps the endpoints outside: each reads its events by seq.
+   * Queues the deliveries of the events after each endpoint's fanned_seq through THROUGH and within REACH,
+   * at most @span of them (@endpoint: one). CROSS JOIN keeps the endpoints outside: each reads its events
+   * by seq.
    */
   queue: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
     SELECT e.seq, w.id, 'pending', e.at FROM webhook_endpoints w
-    CROSS JOIN events e ON e.seq > w.fanned_seq AND e.seq <= ${THROUGH}
-    WHERE w.enabled = 1 AND (@endpoint IS NULL OR w.id = @endpoint) AND ${SUBSCRIBED}`,
-  advance: `UPDATE webhook_endpoints AS w SET fanned_seq = ${THROUGH}
-    WHERE w.enabled = 1 AND w.fanned_seq < ${EVENTS_HEAD}`,
-  toNewest: `UPDATE webhook_endpoints SET fanned_seq = ${EVENTS_HEAD} WHERE id = ?`,
+    CROSS JOIN events e ON e.seq > w.fanned_seq AND e.seq <= min(${THROUGH}, ${REACH})
+    WHERE ${REACHED} AND (@endpoint IS NULL OR w.id = @endpoint) AND ${SUBSCRIBED}`,
+  advance: `UPDATE webhook_endpoints AS w SET fanned_seq = min(${THROUGH}, ${REACH})
+    WHERE ${REACHED} AND w.fanned_seq < ${REACH}`,
+  toNewest: `UPDATE webhook_endpoints SET fanned_seq = ${EVENTS_HEAD}, owed_seq = NULL WHERE id = ?`,
 };
 
 /**
@@ -67,12 +81,12 @@ export class SqliteFanOut {
     this.#toNewest = db.prepare(FAN_OUT_QUERIES.toNewest);
   }
 
-  /** True when some enabled endpoint has events it was not fanned out to yet. */
+  /** True when some endpoint has events owed that it was not fanned out to yet. */
   behind(): boolean {
     return this.#behind.get() !== undefined;
   }
 
-  /** Fans every enabled endpoint out to at most `span` more events of its types (1 or more). */
+  /** Fans every endpoint owed events out to at most `span` more events of its types (1 or more). */
   step(span: number): void {
     this.#queue.run({ endpoint: null, span });
     this.#advance.run({ span });
@@ -80,8 +94,8 @@ export class SqliteFanOut {
 
   /**
    * Before an endpoint's subscription changes: queues what was recorded under the old one (if it is
-   * enabled), then moves it to the newest event, so that nothing recorded while it was disabled, or of a
-   * type it was not subscribed to, is sent under the new one.
+   * enabled, or what it is owed from before a service disable), then moves it to the newest event, so that
+   * nothing recorded while it was disabled, or of a type it was not subscribed to, is sent under the new one.
    */
   settle(endpoint: number): void {
     this.#queue.run({ endpoint, span: null });

@@ -216,4 +216,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     expires_at INTEGER NOT NULL
   ) STRICT;
   `,
+  `
+  -- What fan-out still owes an endpoint the service disabled (a 410, or failing): the newest event then. The
+  -- bounded fan-out steps queue those events for it, pending, as a PATCH disable queues them in its write.
+  ALTER TABLE webhook_endpoints ADD COLUMN owed_seq INTEGER;
+  `,
 ];

@@ -18,10 +18,10 @@ import {
 } from '../shared/redelivery.js';
 import type { RedeliveryStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
-import { SUBSCRIBED } from './subscribed.js';
+import { OWED, SUBSCRIBED } from './subscribed.js';
 
 const QUERIES = {
-  facts: `SELECT w.id AS endpoint, w.enabled, e.type, ${SUBSCRIBED} AS subscribed, w.enabled = 1 AND e.seq > w.fanned_seq AS owed
+  facts: `SELECT w.id AS endpoint, w.enabled, e.type, ${SUBSCRIBED} AS subscribed, ${OWED} AS owed
     FROM (SELECT 1) LEFT JOIN webhook_endpoints w ON w.id = @endpoint LEFT JOIN events e ON e.seq = @seq`,
   resend: resendUpsert("VALUES (@seq, @endpoint, 'pending', @now, 'resend')"),
   // One write takes the candidates and queues them: no other write runs between, so every one is queued.
