@@ -69,6 +69,30 @@ function suite(backend: StoreBackend) {
     assert.equal(new Set(asking.ids()).size, 2, 'both events, the first retried');
   });
 
+  test('a test send to a paused endpoint goes at once; its retry waits for the pause to end', async (t) => {
+    const h = await harness(t, backend, [100, 10_000]);
+    const receiver = await startReceiver(t, answering([429, '4'], [500]));
+    const { id } = await register(h, receiver.url);
+    await h.createPets(1);
+    await receiver.until((got) => got.length === 1, 3000);
+    const { pausedUntil } = await eventually('the endpoint paused', async () => {
+      const shown = (await h.call('GET', `/v1/webhooks/${id}`)).json;
+      return shown.pausedUntil === null ? undefined : shown;
+    });
+    const asked = Date.now();
+    assert.equal((await h.call('POST', `/v1/webhooks/${id}/test`)).status, 202);
+    await receiver.until((got) => got.length === 2, 3000);
+    const sent = receiver.received[1];
+    assert.equal(JSON.parse(sent?.body ?? '{}').type, 'webhook.test');
+    assert.ok((sent?.at ?? 0) - asked < 1500, `sent ${(sent?.at ?? 0) - asked} ms after it was asked for`);
+    assert.ok((sent?.at ?? 0) < Date.parse(pausedUntil), 'before the pause ends');
+    // Answered 500: its retry, due 100 ms on, and the pet's wait for the pause, as every delivery of it does.
+    await receiver.until((got) => got.length === 4, 8000);
+    for (const retry of receiver.received.slice(2)) {
+      assert.ok(retry.at >= Date.parse(pausedUntil), `retried ${Date.parse(pausedUntil) - retry.at} ms early`);
+    }
+  });
+
   test('Retry-After as an HTTP-date, on a 503: no attempt before that time', async (t) => {
     const h = await harness(t, backend, [100, 10_000]);
     // Whole seconds: at least 2 s from now.

@@ -43,6 +43,11 @@ describe('delivery plans [sqlite]', () => {
     const rows = db.prepare(SQLITE_QUERIES.due).all({ endpoint: 1, now: 3 * BACKLOG, limit: 16 }) as { id: number }[];
     assert.equal(rows.length, 16);
     assert.equal(rows[0]?.id, BACKLOG + 1, "the endpoint's oldest due pending delivery first");
+    // Of a paused endpoint only its untried test sends: none here, found without reading the backlog.
+    const tests = plan(SQLITE_QUERIES.firstTests);
+    assert.match(tests, /SEARCH d USING INDEX webhook_deliveries_first_test \(endpoint_id=\?\)/, tests);
+    assert.doesNotMatch(tests, /SCAN|TEMP B-TREE/, tests);
+    assert.deepEqual(db.prepare(SQLITE_QUERIES.firstTests).all({ endpoint: 1, now: 3 * BACKLOG, limit: 16 }), []);
   });
 
   test('stats count the index and find the oldest pending event by seq, with no scan of deliveries or events', () => {
@@ -159,6 +164,15 @@ describe('delivery plans [postgres]', { skip }, () => {
     return reads;
   }
 
+  /** A claim's reads of deliveries: through the due index, through the test sends' one, and the others. */
+  function byIndex(reads: PlanNode[]) {
+    const named = (name: string) => reads.filter((node) => node['Index Name'] === name);
+    const due = named('webhook_deliveries_due');
+    assert.equal(due.length, 1, reads.map(describeNode).join('\n'));
+    const tests = named('webhook_deliveries_first_test');
+    return { due: due[0], tests, others: reads.filter((node) => !due.includes(node) && !tests.includes(node)) };
+  }
+
   test('a claim reads what it takes through webhook_deliveries_due, with statistics or without, custom or generic', async (t) => {
     const { client, analyze } = await backlog(t);
     for (const analyzed of [false, true]) {
@@ -166,11 +180,33 @@ describe('delivery plans [postgres]', { skip }, () => {
       for (const mode of ['force_custom_plan', 'force_generic_plan']) {
         await client.query(`SET plan_cache_mode = ${mode}`);
         const plan = await analyze(POSTGRES_QUERIES.claim, claimValues({}));
-        const [due, ...others] = readsOfDeliveries(plan);
-        assert.equal(due?.['Index Name'], 'webhook_deliveries_due', describeNode(due as PlanNode));
+        const { due, tests, others } = byIndex(readsOfDeliveries(plan));
         assert.equal(due?.['Actual Rows'], 16, `${mode}, analyzed ${analyzed}: ${describeNode(due as PlanNode)}`);
+        assert.ok(
+          tests.every((node) => node['Actual Loops'] === 0),
+          'no endpoint is paused: no test sends are looked for',
+        );
         for (const node of others) assert.equal(node['Index Name'], 'webhook_deliveries_pkey', describeNode(node));
       }
+    }
+  });
+
+  test('of an endpoint paused by a Retry-After a claim reads only its untried test sends, not the backlog', async (t) => {
+    const { client, endpoint, analyze } = await backlog(t);
+    await client.query(`INSERT INTO events (type, at, data) VALUES ('webhook.test', now(), '{}');
+      INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, triggered_by)
+        SELECT max(seq), ${endpoint}, 'pending', now(), 'test' FROM events;
+      UPDATE webhook_endpoints SET paused_until = now() + interval '1 day' WHERE id = ${endpoint}`);
+    await client.query('ANALYZE');
+    for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+      await client.query(`SET plan_cache_mode = ${mode}`);
+      const { due, tests } = byIndex(readsOfDeliveries(await analyze(POSTGRES_QUERIES.claim, claimValues({}))));
+      assert.equal(due?.['Actual Loops'], 0, `${mode}: ${describeNode(due as PlanNode)}`);
+      assert.deepEqual(
+        tests.map((node) => node['Actual Rows']),
+        [1],
+        tests.map(describeNode).join('\n'),
+      );
     }
   });
 
@@ -185,7 +221,7 @@ describe('delivery plans [postgres]', { skip }, () => {
     const now = new Date(Date.now() + 60_000);
     const query = { now, leaseMs: 60_000, limit: 64, free: new Map(), freeOtherwise: 16, fullOwners: [] };
     assert.equal((await store.deliveries.claim(query)).length, 16, 'another instance has 16 in flight');
-    const [due] = readsOfDeliveries(await analyze(POSTGRES_QUERIES.claim, claimValues({})));
+    const { due } = byIndex(readsOfDeliveries(await analyze(POSTGRES_QUERIES.claim, claimValues({}))));
     assert.equal(due?.['Actual Rows'], 16);
     assert.equal(due?.['Rows Removed by Filter'], 16, 'only the 16 claimed ones were read and skipped');
   });

@@ -4,6 +4,7 @@ import {
   deliveryStatsQuery,
   dueFromRow,
   dueOfEndpoint,
+  firstTestsOfEndpoint,
   freeJson,
 } from '../shared/delivery-rows.js';
 import { FanOutCadence } from '../shared/fan-out-reach.js';
@@ -17,6 +18,7 @@ import type { Database } from './postgres-db.js';
 import type { StatementBatch } from './statement-batch.js';
 
 const DUE = dueOfEndpoint({ endpoint: 's.id', now: '$1', limit: 's.free' });
+const FIRST_TESTS = firstTestsOfEndpoint({ endpoint: 's.id', now: '$1', limit: 's.free' });
 
 /**
  * For the claim only: a sort costs more than any plan, so each endpoint's due deliveries are read in the
@@ -30,23 +32,28 @@ export const IN_INDEX_ORDER = ['enable_sort = off', 'jit = off'];
 /** The statements, exported so a test can check their plans. */
 export const DELIVERY_QUERIES = {
   /**
-   * One statement claims: the enabled endpoints in turn (but those paused by a Retry-After until after $1),
-   * from the one after $6 (where the last claim stopped), each its free slots (from $3 by id, else $4, but
-   * none for an endpoint of an owner in $7, at its share) of
-   * its oldest due deliveries, locked as they are read, until $5 are taken: with 1,000 endpoints and a
-   * backlog a claim probes a few of them, not all. Rows another instance is claiming right now are skipped
-   * (SKIP LOCKED), never waited for, and a row changed since the snapshot is checked again on its newest
-   * version once locked. They are claimed until $2.
+   * One statement claims: the enabled endpoints in turn, from the one after $6 (where the last claim
+   * stopped), each its free slots (from $3 by id, else $4, but none for an endpoint of an owner in $7, at its
+   * share) of its oldest due deliveries, locked as they are read, until $5 are taken: with 1,000 endpoints
+   * and a backlog a claim probes a few of them, not all. Of an endpoint paused by a Retry-After until after
+   * $1, only its untried test sends, first. Rows another instance is claiming right now are skipped (SKIP
+   * LOCKED), never waited for, and a row changed since the snapshot is checked again on its newest version
+   * once locked. They are claimed until $2.
    */
   claim: `WITH slots AS (
       SELECT w.id, least($5::int, coalesce(($3::jsonb ->> w.id::text)::int,
-        CASE WHEN w.owner = ANY ($7::text[]) THEN 0 ELSE $4::int END)) AS free
-      FROM webhook_endpoints w WHERE w.enabled AND (w.paused_until IS NULL OR w.paused_until <= $1)
+        CASE WHEN w.owner = ANY ($7::text[]) THEN 0 ELSE $4::int END)) AS free,
+        coalesce(w.paused_until > $1, false) AS paused
+      FROM webhook_endpoints w WHERE w.enabled
       ORDER BY w.id <= $6::bigint, w.id
     ),
     due AS (
-      SELECT d.id FROM slots s CROSS JOIN LATERAL (${DUE} FOR UPDATE OF d SKIP LOCKED) d
-      WHERE s.free > 0 LIMIT $5
+      (SELECT d.id FROM slots s CROSS JOIN LATERAL (${FIRST_TESTS} FOR UPDATE OF d SKIP LOCKED) d
+        WHERE s.free > 0 AND s.paused)
+      UNION ALL
+      (SELECT d.id FROM slots s CROSS JOIN LATERAL (${DUE} FOR UPDATE OF d SKIP LOCKED) d
+        WHERE s.free > 0 AND NOT s.paused)
+      LIMIT $5
     ),
     claimed AS (
       UPDATE webhook_deliveries d SET claimed_until = $2 FROM due WHERE d.id = due.id

@@ -239,5 +239,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   -- showed then. The bounded fan-out steps queue those events for it, pending, as a PATCH disable queues
   -- them in its transaction. Null: nothing owed. No default: adding them rewrites no row.
   ALTER TABLE webhook_endpoints ADD COLUMN owed_tx xid8, ADD COLUMN owed_seq BIGINT;
+  -- A test send goes to an endpoint paused by a Retry-After at once (its retries wait): a claim finds an
+  -- endpoint's untried test sends here, not by reading the backlog the pause holds.
+  CREATE INDEX webhook_deliveries_first_test ON webhook_deliveries (endpoint_id, id)
+    WHERE status = 'pending' AND triggered_by = 'test' AND attempts = 0;
   `,
 ];

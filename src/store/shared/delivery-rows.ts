@@ -22,6 +22,18 @@ export function dueOfEndpoint(sql: DueSql): string {
     ORDER BY d.next_attempt_at, d.id LIMIT ${sql.limit}`;
 }
 
+/**
+ * An endpoint's test sends not tried yet, oldest first, at most `limit`: what a claim takes of an endpoint
+ * paused by a Retry-After (a test send checks the endpoint now; a retry of it waits like the others), read
+ * through the partial index webhook_deliveries_first_test, not through the backlog the pause holds.
+ */
+export function firstTestsOfEndpoint(sql: DueSql): string {
+  return `SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+    WHERE d.endpoint_id = ${sql.endpoint} AND d.status = 'pending' AND d.triggered_by = 'test' AND d.attempts = 0
+      AND (d.claimed_until IS NULL OR d.claimed_until < ${sql.now})
+    ORDER BY d.id LIMIT ${sql.limit}`;
+}
+
 /** SQL over an endpoint `w`: its events not queued yet (fan-out follows the commit). */
 export interface UnqueuedSql {
   /** How many there are, about: by position, so events of other types count until fan-out passes them. */

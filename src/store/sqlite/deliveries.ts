@@ -1,6 +1,12 @@
 import type Database from 'better-sqlite3';
 import type { AttemptOutcome, AttemptRecorded, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
-import { type DueDeliveryRow, deliveryStatsQuery, dueFromRow, dueOfEndpoint } from '../shared/delivery-rows.js';
+import {
+  type DueDeliveryRow,
+  deliveryStatsQuery,
+  dueFromRow,
+  dueOfEndpoint,
+  firstTestsOfEndpoint,
+} from '../shared/delivery-rows.js';
 import { FanOutCadence, QUEUE_PER_STEP } from '../shared/fan-out-reach.js';
 import { fromMilliseconds } from '../shared/rows.js';
 import { type SecretsRow, secretsFromRow, secretsOf } from '../shared/webhook-rows.js';
@@ -12,10 +18,11 @@ import type { GroupCommit } from './group-commit.js';
 
 /** The statements, exported so a test can check their plans. */
 export const DELIVERY_QUERIES = {
-  // An endpoint paused by a Retry-After is passed over until then, as a disabled one is.
+  // Of an endpoint paused by a Retry-After until after now, only untried test sends are taken (firstTests).
   enabled:
-    'SELECT id, owner FROM webhook_endpoints WHERE enabled = 1 AND (paused_until IS NULL OR paused_until <= ?) ORDER BY id',
+    'SELECT id, owner, coalesce(paused_until > ?, 0) AS paused FROM webhook_endpoints WHERE enabled = 1 ORDER BY id',
   due: dueOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit' }),
+  firstTests: firstTestsOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit' }),
   claim: 'UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?))',
   claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.owner, w.url, w.secret,
       w.previous_secret, w.previous_secret_expires_at,
@@ -51,6 +58,8 @@ interface DueRow {
 interface EnabledRow {
   id: number;
   owner: string;
+  /** 1 while a Retry-After holds it. */
+  paused: number;
 }
 
 /**
@@ -62,6 +71,7 @@ interface EnabledRow {
 export class SqliteDeliveryStore implements DeliveryStore {
   readonly #enabled: Database.Statement<[number], EnabledRow>;
   readonly #due: Database.Statement<[{ endpoint: number; now: number; limit: number }], DueRow>;
+  readonly #firstTests: Database.Statement<[{ endpoint: number; now: number; limit: number }], DueRow>;
   readonly #claim: Database.Statement<[number, string]>;
   readonly #claimed: Database.Statement<[string], DueDeliveryRow<number>>;
   readonly #move: Database.Statement<[Record<string, unknown>]>;
@@ -81,6 +91,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
     this.#health = health;
     this.#enabled = db.prepare(DELIVERY_QUERIES.enabled);
     this.#due = db.prepare(DELIVERY_QUERIES.due);
+    this.#firstTests = db.prepare(DELIVERY_QUERIES.firstTests);
     this.#claim = db.prepare(DELIVERY_QUERIES.claim);
     this.#claimed = db.prepare(DELIVERY_QUERIES.claimed);
     this.#move = db.prepare(DELIVERY_QUERIES.move);
@@ -91,7 +102,8 @@ export class SqliteDeliveryStore implements DeliveryStore {
 
   /**
    * The deliveries a claim may take (at most `limit`, or `want`): the enabled endpoints in turn, from the
-   * one after where the last claim stopped, each its oldest due up to its free slots. Stops once it has
+   * one after where the last claim stopped, each its oldest due up to its free slots (a paused one, its
+   * untried test sends). Stops once it has
    * enough: with 1,000 endpoints and a backlog, a claim reads a few endpoints, not all of them and their
    * 16 oldest each. Returns them with the endpoint it stopped at.
    */
@@ -101,11 +113,11 @@ export class SqliteDeliveryStore implements DeliveryStore {
     const ids: number[] = [];
     let last = this.#last;
     for (let i = 0; i < endpoints.length && ids.length < want; i++) {
-      const { id: endpoint, owner } = endpoints[(Math.max(0, start) + i) % endpoints.length] as EnabledRow;
+      const { id: endpoint, owner, paused } = endpoints[(Math.max(0, start) + i) % endpoints.length] as EnabledRow;
       const otherwise = query.fullOwners.includes(owner) ? 0 : query.freeOtherwise;
       const limit = Math.min(want - ids.length, query.free.get(endpoint) ?? otherwise);
       if (limit <= 0) continue;
-      for (const row of this.#due.all({ endpoint, now, limit })) ids.push(row.id);
+      for (const row of (paused ? this.#firstTests : this.#due).all({ endpoint, now, limit })) ids.push(row.id);
       last = endpoint;
     }
     return { ids, last };

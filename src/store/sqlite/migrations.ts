@@ -220,5 +220,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   -- What fan-out still owes an endpoint the service disabled (a 410, or failing): the newest event then. The
   -- bounded fan-out steps queue those events for it, pending, as a PATCH disable queues them in its write.
   ALTER TABLE webhook_endpoints ADD COLUMN owed_seq INTEGER;
+  -- A test send goes to an endpoint paused by a Retry-After at once (its retries wait): a claim finds an
+  -- endpoint's untried test sends here, not by reading the backlog the pause holds.
+  CREATE INDEX webhook_deliveries_first_test ON webhook_deliveries (endpoint_id, id)
+    WHERE status = 'pending' AND triggered_by = 'test' AND attempts = 0;
   `,
 ];
