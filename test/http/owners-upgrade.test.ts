@@ -34,11 +34,18 @@ const BEFORE = {
       "created_at": 0, "disabled_reason": "gone", "disabled_at": 0, "previous_secret_expires_at": null}')`,
 };
 
+/** The migrations of the release before owners: those before the one that adds them. */
+function beforeOwners(migrations: readonly string[]): readonly string[] {
+  const owners = migrations.findIndex((migration) => migration.includes('ALTER TABLE api_keys ADD COLUMN owner'));
+  assert.ok(owners > 0);
+  return migrations.slice(0, owners);
+}
+
 async function sqliteBefore(t: TestContext, statements: string[]): Promise<Store> {
   const path = join(tempDir(t), 'before.db');
   const db = new Database(path);
   db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-  for (const [i, migration] of SQLITE_MIGRATIONS.slice(0, -1).entries()) {
+  for (const [i, migration] of beforeOwners(SQLITE_MIGRATIONS).entries()) {
     db.exec(migration);
     db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
   }
@@ -56,7 +63,7 @@ async function postgresBefore(t: TestContext, statements: string[]): Promise<Sto
   const client = new pg.Client({ connectionString: schema.url });
   await client.connect();
   await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)');
-  for (const [i, migration] of POSTGRES_MIGRATIONS.slice(0, -1).entries()) {
+  for (const [i, migration] of beforeOwners(POSTGRES_MIGRATIONS).entries()) {
     await client.query(migration);
     await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())', [i + 1]);
   }
