@@ -189,6 +189,12 @@ export interface DeliveryStore {
    */
   claim(query: ClaimQuery): Promise<DueDelivery[]>;
   /**
+   * True when a claim now would find no endpoint to queue for or claim from (none enabled, none owed), as
+   * far as this process knows without asking: then a change recorded here need not wake the dispatcher,
+   * whose poll still claims (and learns of endpoints other instances made). False when it cannot tell.
+   */
+  unreached(): boolean;
+  /**
    * In one transaction: records the attempt in the deliveries log and moves the delivery on. Only while
    * the claim is still ours: false (nothing recorded) once another claim replaced it, or the delivery is gone.
    * In the same transaction, the endpoint's health: a success ends its failing, a failure starts it, and a

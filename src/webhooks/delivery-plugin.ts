@@ -42,7 +42,7 @@ export const webhookDelivery = fp(
     app.addHook('preClose', async () => dispatcher.stop());
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       dispatcher.answered();
-      if (WRITES.has(request.method) && reply.statusCode < 300) dispatcher.wake();
+      if (WRITES.has(request.method) && reply.statusCode < 300) dispatcher.changed();
       done();
     });
   },

@@ -49,7 +49,7 @@ const STOP_WAIT_MS = 2000;
 
 /**
  * Sends due webhook deliveries: claims them (a lease, so instances never send one at once), posts each,
- * and records the attempt. Wakes every POLL_MS, at once when this process committed a change (wake()),
+ * and records the attempt. Wakes every POLL_MS, at once when this process committed a change (changed()),
  * and when an attempt ends. All I/O is asynchronous; nothing here runs long on the event loop. While API
  * requests keep the loop busy, attempts start at a paced rate (PACE_WINDOW_MS): deliveries lag, requests don't.
  */
@@ -110,6 +110,14 @@ export class Dispatcher {
     if (!this.#heldBack) return;
     this.#heldBack = false;
     this.wake();
+  }
+
+  /**
+   * This process committed a change: claims now, unless the store knows no endpoint could be sent anything
+   * (none enabled): then events nobody listens to cost no claim, and the poll still looks.
+   */
+  changed(): void {
+    if (!this.#options.deliveries.unreached()) this.wake();
   }
 
   /** Looks for due deliveries now, or after the claim under way (and its gap): one claim for all wakes meanwhile. */

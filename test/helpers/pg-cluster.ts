@@ -7,6 +7,8 @@ import { basename, dirname, join } from 'node:path';
 /** A private PostgreSQL server on a spare port and a temporary directory, which a test may stop and start at will. */
 export interface PgCluster {
   readonly url: string;
+  /** The server's log (its stderr): what `log_statement` logs, for one. */
+  readonly logFile: string;
   start(): void;
   /** Stops at once, as a crash would look to clients: connections refused. */
   crash(): void;
@@ -102,8 +104,9 @@ export async function createPgCluster(): Promise<PgCluster> {
   };
   const cluster: PgCluster = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    logFile: join(dir, 'server.log'),
     start: () => {
-      asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', options, '-w', 'start']);
+      asPostgres('pg_ctl', ['-D', data, '-l', cluster.logFile, '-o', options, '-w', 'start']);
     },
     crash: () => {
       asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);

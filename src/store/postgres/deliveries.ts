@@ -104,9 +104,10 @@ export class PostgresDeliveryStore implements DeliveryStore {
     if (query.limit <= 0) return [];
     // A backlog is queued as it is sent: a step (QUEUE_PER_STEP) once what is queued ran short.
     const now = Date.now();
-    if (this.#short || this.#cadence.overdue(now)) {
+    if (this.#short || this.#cadence.overdue(now) || this.#fanOut.unreached()) {
       this.#cadence.stepped(now);
-      await this.#fanOut.step();
+      // No endpoint enabled (or owed): nothing can be due, so the claim's transaction is spared too.
+      if ((await this.#fanOut.step()) === 0) return [];
     }
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
     const values = [
@@ -130,6 +131,10 @@ export class PostgresDeliveryStore implements DeliveryStore {
       rows.map((row) => row.endpoint_id),
     );
     return rows.map((row) => dueFromRow(row, claimedUntil, asDate));
+  }
+
+  unreached(): boolean {
+    return this.#fanOut.unreached();
   }
 
   /** Outcomes that arrive together are recorded in one statement and one commit (deliveryFinishBatch). */

@@ -54,10 +54,10 @@ export const FAN_OUT_QUERIES = {
    * Every endpoint with events owed, locked (one another instance is fanning out is skipped, not waited
    * for): of the next reach × READ_PER_QUEUED events owed after its position, queues the deliveries of
    * those up to its reach-th subscribed one, and moves it to the last event taken. The reach is $1
-   * deliveries shared by the endpoints fan-out reaches, at least one event each.
+   * deliveries shared by the endpoints fan-out reaches, at least one event each. Answers how many it reaches.
    */
   step: `WITH reach AS (
-      SELECT greatest(1, ceil($1::numeric / greatest(1, count(*))))::int AS events
+      SELECT greatest(1, ceil($1::numeric / greatest(1, count(*))))::int AS events, count(*)::int AS endpoints
       FROM webhook_endpoints w WHERE ${REACHED}
     ),
     locked AS (
@@ -71,8 +71,9 @@ export const FAN_OUT_QUERIES = {
       ) e WHERE e.subscribed_through <= (SELECT events FROM reach)
     ),
     ${QUEUE},
-    through AS (SELECT DISTINCT ON (id) id, tx, seq FROM span ORDER BY id, tx DESC, seq DESC)
-    UPDATE webhook_endpoints w SET fanned_tx = t.tx, fanned_seq = t.seq FROM through t WHERE w.id = t.id`,
+    through AS (SELECT DISTINCT ON (id) id, tx, seq FROM span ORDER BY id, tx DESC, seq DESC),
+    moved AS (UPDATE webhook_endpoints w SET fanned_tx = t.tx, fanned_seq = t.seq FROM through t WHERE w.id = t.id)
+    SELECT endpoints FROM reach`,
   /**
    * The endpoint $1, whatever its state, waiting for its lock (its subscription is about to change): queues
    * the deliveries of every event it is owed; then moves it to the newest event the feed shows, owed
@@ -112,14 +113,36 @@ const SETTLE_POLL_MS = 2;
  */
 export class PostgresFanOut {
   readonly #db: Database;
+  /** The last step reached no endpoint (none enabled, none owed) and no endpoint changed here since. */
+  #unreached = false;
 
   constructor(db: Database) {
     this.#db = db;
   }
 
-  /** Fans the endpoints owed events out to about QUEUE_PER_STEP more deliveries, at least one event each. */
-  async step(): Promise<void> {
-    await this.#db.count('fan-out-step', FAN_OUT_QUERIES.step, [QUEUE_PER_STEP]);
+  /**
+   * Fans the endpoints owed events out to about QUEUE_PER_STEP more deliveries, at least one event each;
+   * resolves with how many endpoints it reached.
+   */
+  async step(): Promise<number> {
+    const [row] = await this.#db.rows<{ endpoints: number }>('fan-out-step', FAN_OUT_QUERIES.step, [QUEUE_PER_STEP]);
+    const endpoints = row?.endpoints ?? 0;
+    this.#unreached = endpoints === 0;
+    return endpoints;
+  }
+
+  /**
+   * True when the last step reached no endpoint, and no endpoint was created or changed through this
+   * process since: then nothing recorded can be queued, nor anything claimed. Another instance's new
+   * endpoint is found by the next step.
+   */
+  unreached(): boolean {
+    return this.#unreached;
+  }
+
+  /** An endpoint was created or its subscription changed here: the next claim steps again. */
+  endpointsChanged(): void {
+    this.#unreached = false;
   }
 
   /**

@@ -86,6 +86,7 @@ export class PostgresWebhookStore implements WebhookStore {
       await client.query({ name: 'webhooks-in-id-order', text: QUERIES.inIdOrder });
       return (await client.query<Row>({ name: 'webhooks-insert', text: QUERIES.insert, values })).rows[0];
     });
+    this.#fanOut.endpointsChanged();
     return row === undefined ? undefined : fromRow(row);
   }
 
@@ -117,6 +118,7 @@ export class PostgresWebhookStore implements WebhookStore {
           await client.query({ name: 'webhooks-resume', text: QUERIES.resume, values: [id] });
         return (await client.query<Row>(update)).rows[0];
       });
+      this.#fanOut.endpointsChanged();
     }
     return row === undefined ? undefined : fromRow(row);
   }

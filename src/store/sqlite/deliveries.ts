@@ -146,6 +146,11 @@ export class SqliteDeliveryStore implements DeliveryStore {
     });
   }
 
+  /** Never known: a claim here first looks without writing, in this process, at a cost of microseconds. */
+  unreached(): boolean {
+    return false;
+  }
+
   finish(outcome: AttemptOutcome): Promise<AttemptRecorded> {
     const { delivery } = outcome;
     const params = {
