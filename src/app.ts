@@ -13,6 +13,7 @@ import { webhookTestSendRoutes } from './api/webhook-test-send.js';
 import { webhookRoutes } from './api/webhooks.js';
 import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
+import type { BackupSchedule } from './config/backup-schedule.js';
 import {
   DEFAULT_ENDPOINTS_PER_OWNER,
   DEFAULT_EVENT_RETENTION_DAYS,
@@ -32,6 +33,7 @@ import { metricsPlugin } from './observability/metrics-plugin.js';
 import { requestId } from './observability/request-id.js';
 import { openapi } from './openapi/openapi-plugin.js';
 import { auth } from './plugins/auth.js';
+import { backupSchedule } from './plugins/backup-schedule.js';
 import { jsonBodies } from './plugins/json-body.js';
 import { methodNotAllowed, routeTable } from './plugins/method-not-allowed.js';
 import { retention } from './plugins/retention.js';
@@ -79,6 +81,8 @@ export interface AppOptions {
   readonly webhookEndpointsPerOwner?: number;
   /** Sends webhooks from this app, to `webhooks`' targets (start-server does); off when absent, as in most tests. */
   readonly webhookDelivery?: DeliveryOptions | undefined;
+  /** Backups of the SQLite file `database` this app writes on `schedule` (BACKUP_DIR); none when absent. */
+  readonly backups?: { readonly database: string; readonly schedule: BackupSchedule } | undefined;
 }
 
 /**
@@ -186,6 +190,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
   }
   await app.register(retention, { store, clock, metrics, eventRetentionDays: retentionDays });
+  if (options.backups !== undefined) await app.register(backupSchedule, { ...options.backups, metrics, clock });
   await app.register(feedBell, { events: store.events });
   await app.register(eventRoutes, {
     store,

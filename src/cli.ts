@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import './compile-cache.js';
 import cluster from 'node:cluster';
+import { backupCommand } from './commands/backup.js';
 import { formatFailure } from './commands/failure-message.js';
 import { keysCommand } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -18,6 +19,7 @@ Commands:
                                           issue a key; prints the key alone on stdout
   keys list [--json]                      list keys (never their secrets)
   keys revoke ID|NAME                     revoke a key at once
+  backup FILE                             copy the SQLite database to a new FILE while the service runs
   --version                               print the version
 
 Configuration comes from the environment; see README.md.`;
@@ -48,6 +50,8 @@ async function main(argv: string[]): Promise<void> {
       return migrateCommand(config, args, process.stdout);
     case 'keys':
       return keysCommand(config, args, process.stdout);
+    case 'backup':
+      return backupCommand(config, args, process.stdout);
     default:
       throw new UsageError(`unknown command "${command}"; run "petstore --help"`);
   }

@@ -1,3 +1,4 @@
+import { type BackupSchedule, parseBackupSchedule } from './backup-schedule.js';
 import { type DatabaseConfig, parseDatabaseUrl } from './database-url.js';
 import { DEFAULT_DISABLE_AFTER, parseDisableAfter } from './disable-after.js';
 import { DEFAULT_PORTAL_LINK_TTL, parsePortalLinkTtl } from './portal-link-ttl.js';
@@ -60,6 +61,8 @@ export interface Config {
   /** PORTAL_LINK_TTL: how long a portal link, and the session it opens, lasts, in ms. */
   readonly portalLinkTtlMs: number;
   readonly eventStreams: EventStreamLimits;
+  /** BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP: backups the service writes itself (SQLite); none when absent. */
+  readonly backups: BackupSchedule | undefined;
 }
 
 /** Bounds on live event streams (Server-Sent Events), per process. */
@@ -87,10 +90,11 @@ export const DEFAULT_ENDPOINTS_PER_OWNER = 50;
 /** Reads and validates the environment. The only place in the service that looks at process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const retryScheduleText = nonEmpty(env.WEBHOOK_RETRY_SCHEDULE) ?? DEFAULT_RETRY_SCHEDULE;
+  const database = parseDatabaseUrl(nonEmpty(env.DATABASE_URL), env);
   const config: Config = {
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     port: parsePort(nonEmpty(env.PORT)),
-    database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL), env),
+    database,
     publicUrl: parsePublicUrl(nonEmpty(env.PUBLIC_URL)),
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL)),
     tls: parseTls(nonEmpty(env.TLS_CERT), nonEmpty(env.TLS_KEY)),
@@ -154,6 +158,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         67_108_864,
       ),
     },
+    backups: parseBackupSchedule(
+      nonEmpty(env.BACKUP_DIR),
+      nonEmpty(env.BACKUP_INTERVAL),
+      nonEmpty(env.BACKUP_KEEP),
+      database,
+    ),
   };
   checkRetentionOutlastsRetries(config.eventRetentionDays, {
     text: retryScheduleText,

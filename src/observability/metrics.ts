@@ -63,6 +63,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly backupFailures = new Counter({
+    name: 'petstore_backup_failures_total',
+    help: 'Scheduled backups (BACKUP_DIR) that failed; each is logged, and the next is one BACKUP_INTERVAL on.',
+    registers: [this.registry],
+  });
+
   readonly storeLatency = new Histogram({
     name: 'petstore_store_call_duration_seconds',
     help: 'Time of each call into the store (one query or transaction), by call and outcome.',
@@ -97,6 +103,35 @@ export class Metrics {
     }
     // After the pool's gauge: the scrape's own read of the store must not show in the pool figures.
     this.#watchDeliveries(deliveryStats);
+  }
+
+  /**
+   * The newest scheduled backup's age and size, read from BACKUP_DIR at scrape time (whichever process
+   * wrote it: every worker reads the same directory, so across workers the figures are one, not a sum).
+   * Absent until the first backup is written.
+   */
+  watchBackups(latest: () => { readonly at: Date; readonly bytes: number } | undefined): void {
+    const figures: [string, string, (backup: { at: Date; bytes: number }) => number][] = [
+      [
+        'petstore_backup_age_seconds',
+        'Seconds since the newest scheduled backup in BACKUP_DIR was written.',
+        (backup) => (Date.now() - backup.at.getTime()) / 1000,
+      ],
+      ['petstore_backup_size_bytes', 'Size of the newest scheduled backup in BACKUP_DIR.', (backup) => backup.bytes],
+    ];
+    for (const [name, help, figure] of figures) {
+      new Gauge({
+        name,
+        help,
+        aggregator: 'min',
+        registers: [this.registry],
+        collect() {
+          const backup = latest();
+          if (backup === undefined) this.reset();
+          else this.set(figure(backup));
+        },
+      });
+    }
   }
 
   /**

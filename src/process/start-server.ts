@@ -60,6 +60,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       portalLinkTtlMs: config.portalLinkTtlMs,
       limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
       metricsAcrossWorkers: options.worker === true,
+      backups:
+        config.backups === undefined || config.database.kind !== 'sqlite'
+          ? undefined
+          : { database: config.database.path, schedule: config.backups },
     });
   } catch (error) {
     await rateLimit?.limiter.close();

@@ -219,6 +219,40 @@ test('WEBHOOK_DISABLE_AFTER: 5 days by default, a duration, or 0 for never', () 
   }
 });
 
+test('BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP: none by default; 6h and 7; SQLite only; errors naming each', () => {
+  assert.equal(loadConfig({}).backups, undefined);
+  assert.deepEqual(loadConfig({ BACKUP_DIR: 'backups' }).backups, {
+    dir: resolve('backups'),
+    intervalMs: 6 * 3_600_000,
+    keep: 7,
+  });
+  assert.deepEqual(loadConfig({ BACKUP_DIR: '/b', BACKUP_INTERVAL: '30m', BACKUP_KEEP: '2' }).backups, {
+    dir: '/b',
+    intervalMs: 1_800_000,
+    keep: 2,
+  });
+  const refusals: Array<[NodeJS.ProcessEnv, RegExp]> = [
+    [{ BACKUP_KEEP: '3' }, /^BACKUP_KEEP is set but BACKUP_DIR is not: set where backups go$/],
+    [{ BACKUP_INTERVAL: '1h' }, /^BACKUP_INTERVAL is set but BACKUP_DIR is not/],
+    [
+      { BACKUP_DIR: '/b', BACKUP_INTERVAL: '500ms' },
+      /^BACKUP_INTERVAL must be a duration from 1s to 30d.*got "500ms"$/,
+    ],
+    [{ BACKUP_DIR: '/b', BACKUP_INTERVAL: '31d' }, /^BACKUP_INTERVAL must be a duration/],
+    [{ BACKUP_DIR: '/b', BACKUP_KEEP: '0' }, /^BACKUP_KEEP/],
+    [
+      { BACKUP_DIR: '/b', DATABASE_URL: 'postgres://db.example.com/petstore' },
+      /^BACKUP_DIR backs up a SQLite database; on PostgreSQL use pg_dump/,
+    ],
+  ];
+  for (const [env, message] of refusals) {
+    assert.throws(
+      () => loadConfig(env),
+      (error: Error) => error instanceof ConfigError && message.test(error.message),
+    );
+  }
+});
+
 test('WEBHOOK_ALLOW_PRIVATE_URLS: false by default, exactly true or false', () => {
   assert.equal(loadConfig({}).webhookAllowPrivateUrls, false);
   assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls, true);

@@ -224,5 +224,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   -- endpoint's untried test sends here, not by reading the backlog the pause holds.
   CREATE INDEX webhook_deliveries_first_test ON webhook_deliveries (endpoint_id, id)
     WHERE status = 'pending' AND triggered_by = 'test' AND attempts = 0;
+  -- Backups the service writes itself (BACKUP_DIR): when the last began, so that of every process on the
+  -- file one takes each turn (src/store/sqlite/backup-turn.ts).
+  CREATE TABLE backup_schedule (
+    id       INTEGER PRIMARY KEY CHECK (id = 1),
+    began_at INTEGER NOT NULL
+  ) STRICT;
   `,
 ];
