@@ -70,6 +70,7 @@ async function opening(
   const after = await startOf(request, options, cursor, type);
   const page = await options.store.events.list({ after, limit: STREAM_BATCH, type, owner: ownerSeen(request) });
   if (page.outcome === 'gone') throw ERRORS.eventsExpired.create(options.retentionDays);
+  if (page.outcome === 'restored') throw ERRORS.eventsRestored.create();
   return { after, first: page.events };
 }
 

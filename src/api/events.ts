@@ -112,6 +112,7 @@ const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, options
       const after = startOf(cursor, type);
       const page = await store.events.list({ after, limit, type, owner: ownerSeen(request) });
       if (page.outcome === 'gone') throw ERRORS.eventsExpired.create(retentionDays);
+      if (page.outcome === 'restored') throw ERRORS.eventsRestored.create();
       const position = page.events.at(-1)?.position ?? after ?? FEED_START;
       const next = cursors.encode({ position, filter: type ?? '' });
       reply.header('link', `<${links.to('/v1/events', { limit, type, cursor: next })}>; rel="next"`);

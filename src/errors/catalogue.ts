@@ -226,6 +226,12 @@ export const ERRORS = {
     (days: number) =>
       `events after this cursor were removed (events are kept ${days} days); read the feed again without a cursor`,
   ),
+  eventsRestored: errorKind(
+    'gone',
+    () =>
+      'the database was restored from a backup made before this cursor: the events after it were lost; ' +
+      'read the feed again without a cursor',
+  ),
   idempotencyMismatch: errorKind(
     'idempotency_mismatch',
     () => 'this Idempotency-Key was already used with a different request; use a new key for a new request',

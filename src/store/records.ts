@@ -137,7 +137,12 @@ export interface PurgeResult {
 export type EventPage =
   | { readonly outcome: 'page'; readonly events: EventRecord[] }
   /** Events after the position were removed by retention: reading on would skip them. */
-  | { readonly outcome: 'gone' };
+  | { readonly outcome: 'gone' }
+  /**
+   * The position is in history a restore from a backup lost (after the backup's last event): the events
+   * after it were, or may have been, others than the feed now holds.
+   */
+  | { readonly outcome: 'restored' };
 
 /** What the dispatcher asks for: due deliveries, within its concurrency limits. */
 export interface ClaimQuery {

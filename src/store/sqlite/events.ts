@@ -65,6 +65,7 @@ export class SqliteEventStore implements EventStore {
   readonly #pageOfType: Database.Statement<[PageParams], EventRow<number>>;
   readonly #newest: Database.Statement<[], number>;
   readonly #purged: Database.Statement<[], { tx: number; seq: number }>;
+  readonly #lost: Database.Statement<[{ seq: number }], unknown>;
   readonly #expire: Database.Statement<[PurgeParams]>;
   readonly #remove: Database.Statement<[PurgeParams], { seq: number; on_feed: number }>;
   readonly #markPurged: Database.Statement<[number]>;
@@ -83,6 +84,8 @@ export class SqliteEventStore implements EventStore {
     // Backwards by seq to the first of the feed: max(seq) with a condition would read every row.
     this.#newest = db.prepare<[], number>(`SELECT seq FROM events WHERE ${ON_FEED} ORDER BY seq DESC LIMIT 1`).pluck();
     this.#purged = db.prepare('SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention');
+    // Restores (restore.ts): a position in the ids a lost history may have handed out.
+    this.#lost = db.prepare('SELECT 1 FROM event_gaps WHERE @seq > lost_after AND @seq < resumed_at LIMIT 1');
     this.#expire = db.prepare(PURGE_QUERIES.expire);
     this.#remove = db.prepare(PURGE_QUERIES.remove);
     this.#markPurged = db.prepare(PURGE_QUERIES.markPurged);
@@ -91,6 +94,8 @@ export class SqliteEventStore implements EventStore {
 
   async list(query: EventQuery): Promise<EventPage> {
     if (query.after !== undefined && positionAfter(this.#purgedThrough(), query.after)) return { outcome: 'gone' };
+    if (query.after !== undefined && this.#lost.get({ seq: query.after.seq }) !== undefined)
+      return { outcome: 'restored' };
     const params = { after: query.after?.seq ?? 0, limit: query.limit, owner: query.owner ?? null };
     const rows =
       query.type === undefined ? this.#page.all(params) : this.#pageOfType.all({ ...params, type: query.type });

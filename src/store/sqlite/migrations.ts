@@ -230,5 +230,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     id       INTEGER PRIMARY KEY CHECK (id = 1),
     began_at INTEGER NOT NULL
   ) STRICT;
+  -- Restores (src/store/sqlite/restore.ts): event ids after a backup's last one up to where ids went on
+  -- were, or may have been, handed out by the history the restore lost; a feed cursor there is 410.
+  CREATE TABLE event_gaps (
+    lost_after INTEGER NOT NULL,
+    resumed_at INTEGER NOT NULL
+  ) STRICT;
   `,
 ];
