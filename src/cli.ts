@@ -5,7 +5,7 @@ import { backupCommand } from './commands/backup.js';
 import { formatFailure } from './commands/failure-message.js';
 import { keysCommand } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
-import { restoreCommand } from './commands/restore.js';
+import { restoreCommand, restoredCommand } from './commands/restore.js';
 import { serveCommand } from './commands/serve.js';
 import { UsageError } from './commands/usage-error.js';
 import { packageVersion } from './commands/version.js';
@@ -22,6 +22,7 @@ Commands:
   keys revoke ID|NAME                     revoke a key at once
   backup FILE                             copy the SQLite database to a new FILE while the service runs
   restore [--check] FILE                  put a SQLite backup in place of the database (service stopped)
+  restored                                after pg_restore (every instance stopped): safe to serve again
   --version                               print the version
 
 Configuration comes from the environment; see README.md.`;
@@ -56,6 +57,8 @@ async function main(argv: string[]): Promise<void> {
       return backupCommand(config, args, process.stdout);
     case 'restore':
       return restoreCommand(config, args, process.stdout);
+    case 'restored':
+      return restoredCommand(config, args, process.stdout);
     default:
       throw new UsageError(`unknown command "${command}"; run "petstore --help"`);
   }

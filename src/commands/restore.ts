@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import { checkBackupFile, restoreDatabase } from '../store/restore-database.js';
+import { checkBackupFile, markDatabaseRestored, restoreDatabase } from '../store/restore-database.js';
 import { parseOptions } from './parse-options.js';
 import { UsageError } from './usage-error.js';
 
@@ -26,5 +26,15 @@ export async function restoreCommand(config: Config, args: string[], out: NodeJS
     `restored ${file}: events up to evt_${restored.lastEventSeq} kept, new ones from evt_${restored.nextEventSeq}; ` +
       `${restored.pendingDeliveries} webhook deliveries pending will be sent` +
       (restored.replaced === undefined ? '\n' : `; the database it replaced is kept as ${restored.replaced}\n`),
+  );
+}
+
+/** `petstore restored`: after pg_restore, every instance stopped, makes the database safe to serve again. */
+export async function restoredCommand(config: Config, args: string[], out: NodeJS.WritableStream): Promise<void> {
+  if (args.length > 0) throw new UsageError(`restored takes no arguments (got "${args.join(' ')}")`);
+  const marked = await markDatabaseRestored(config.database, new Date());
+  out.write(
+    `marked restored: events up to evt_${marked.lastEventSeq} kept, new ones from evt_${marked.nextEventSeq}; ` +
+      `${marked.pendingDeliveries} webhook deliveries pending will be sent\n`,
   );
 }

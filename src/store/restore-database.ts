@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import type { DatabaseConfig } from '../config/database-url.js';
+import type { MarkedRestored } from './postgres/restored.js';
 import { type BackupFacts, type Restored, RestoreError } from './sqlite/restore.js';
 
-export type { BackupFacts, Restored };
+export type { BackupFacts, MarkedRestored, Restored };
 
 /** Refused on PostgreSQL, which restores with its own tools and then `petstore restored`. */
 function sqlitePath(database: DatabaseConfig): string {
@@ -26,4 +27,31 @@ export async function restoreDatabase(database: DatabaseConfig, file: string, no
   const target = sqlitePath(database);
   const { restoreSqlite } = await import('./sqlite/restore.js');
   return restoreSqlite(resolve(file), resolve(target), now);
+}
+
+/**
+ * After a PostgreSQL database was restored by other means (pg_restore), every instance stopped: brings its
+ * schema up to date, then makes it safe to serve (postgres/restored.ts). On SQLite, restore does it.
+ */
+export async function markDatabaseRestored(database: DatabaseConfig, now: Date): Promise<MarkedRestored> {
+  if (database.kind === 'sqlite') {
+    throw new RestoreError(
+      'restored is for a PostgreSQL database restored with pg_restore; on SQLite, restore does it',
+    );
+  }
+  const [{ default: pg }, { migrateOnce }, { markRestored }, { nextEventSeqFloor }] = await Promise.all([
+    import('pg'),
+    import('./postgres/connections.js'),
+    import('./postgres/restored.js'),
+    import('../domain/event-seq-floor.js'),
+  ]);
+  await migrateOnce(database);
+  const client = new pg.Client({ connectionString: database.url, application_name: 'petstore-restored' });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await markRestored(client, (last) => nextEventSeqFloor(last, now));
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

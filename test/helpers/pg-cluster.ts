@@ -27,6 +27,11 @@ function postgresBin(): string | undefined {
   return version === undefined ? undefined : join(root, version, 'bin');
 }
 
+/** The path of one of the PostgreSQL server's tools (pg_dump, pg_restore), where the machine has them. */
+export function postgresTool(name: string): string {
+  return join(postgresBin() ?? '/usr/bin', name);
+}
+
 /** Why a private cluster cannot be made here, or undefined when it can. */
 export function pgClusterUnavailable(): string | undefined {
   const bin = postgresBin();

@@ -77,7 +77,8 @@ describe('petstore backup', () => {
         acknowledged.push({ id: ((await response.json()) as { id: number }).id, at: performance.now() });
       }
     })();
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // A hundred creates acknowledged first (half a second, or more on a busy machine).
+    while (acknowledged.length < 100 && failures.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     const target = join(tempDir(t), 'copy.db');
     const began = performance.now();
     const backup = await runCli(['backup', target], env);
@@ -103,7 +104,7 @@ describe('petstore backup', () => {
     assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
     const ids = new Set(copy.prepare('SELECT id FROM pets WHERE category_id = 2').pluck().all() as number[]);
     const before = acknowledged.filter((pet) => pet.at < began);
-    assert.ok(before.length > 100, `${before.length} acknowledged before the backup began`);
+    assert.ok(before.length >= 100, `${before.length} acknowledged before the backup began`);
     assert.deepEqual(
       before.filter((pet) => !ids.has(pet.id)),
       [],

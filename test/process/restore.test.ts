@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { closeSync, copyFileSync, openSync, readdirSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { runCli } from '../../dev/petstore-cli.js';
+import { createPgCluster, pgClusterUnavailable, postgresTool } from '../helpers/pg-cluster.js';
 import { cliEnv, firstKey, startServe } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
@@ -35,6 +37,34 @@ async function createPets(url: string, key: string, count: number, name: string)
   }
 }
 
+/**
+ * A webhook receiver that answers 503 until `succeed()`, and keeps the webhook-id of every delivery it
+ * accepted: the set a receiver that deduplicates would keep.
+ */
+async function dedupingReceiver(t: TestContext) {
+  let failing = true;
+  const accepted = new Set<string>();
+  const receiver = await startReceiver(t, (_n, request) => {
+    if (!failing) accepted.add(request.headers['webhook-id'] ?? '');
+    return { status: failing ? 503 : 204 };
+  });
+  return {
+    receiver,
+    accepted,
+    succeed: () => {
+      failing = false;
+    },
+  };
+}
+
+/** Calls the API of the service now at `base()` with `key`. */
+const caller = (base: () => string, key: string) => (method: string, path: string, body?: unknown) =>
+  fetch(`${base()}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
 function env(t: TestContext) {
   const dir = tempDir(t);
   const path = join(dir, 'petstore.db');
@@ -45,83 +75,101 @@ function env(t: TestContext) {
   };
 }
 
+/** How one store backs up and restores, for restoredScenario. */
+interface Restoring {
+  /** The environment of the service before the restore. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Backs the running service's database up. */
+  backUp(): Promise<void>;
+  /** With the service running: what a restore attempted now says (SQLite refuses), if anything. */
+  whileRunning?(): Promise<void>;
+  /** With the service stopped: restores the backup; the environment of the service after it. */
+  restore(): Promise<NodeJS.ProcessEnv>;
+}
+
+/**
+ * The scenario both stores are held to: five pets whose deliveries are pending at the backup point, five
+ * more after it (delivered, then lost), the restore, five new ones. A receiver that deduplicates gets every
+ * new event, the pending ones are sent again, a cursor from before the backup point reads on into the new
+ * events and one from the lost history is 410.
+ */
+async function restoredScenario(t: TestContext, restoring: Restoring): Promise<void> {
+  const { receiver, accepted, succeed } = await dedupingReceiver(t);
+  let server = await startServe(t, restoring.env);
+  const key = await firstKey(server);
+  const call = caller(() => server.url, key);
+  assert.equal((await call('POST', '/v1/webhooks', { url: receiver.url, events: ['pet.created'] })).status, 201);
+  await createPets(server.url, key, 5, 'kept');
+  await receiver.until((got) => got.length >= 5, 5000);
+  const beforeBackup = await cursorAtEnd(server.url, key);
+  await restoring.backUp();
+
+  // The history the restore will lose: delivered (the receiver keeps its ids), and read past by a cursor.
+  succeed();
+  await createPets(server.url, key, 5, 'lost');
+  await receiver.until(() => accepted.size >= 10, 10_000);
+  const lostCursor = await cursorAtEnd(server.url, key);
+  const seenBefore = new Set(accepted);
+  await restoring.whileRunning?.();
+  await server.stop();
+  const env = await restoring.restore();
+
+  receiver.reset();
+  server = await startServe(t, env);
+  // The deliveries pending at the backup point go out again, under the ids they had.
+  await receiver.until((got) => got.length >= 5, 10_000);
+  await createPets(server.url, key, 5, 'new');
+  await receiver.until((got) => got.length >= 10, 10_000);
+  const ids = receiver.ids();
+  const fresh = ids.filter((id) => !seenBefore.has(id));
+  assert.equal(fresh.length, 5, `a receiver that deduplicates gets every new event: ${ids.join(', ')}`);
+  assert.ok(
+    fresh.every((id) => /^evt_\d{15}$/.test(id)),
+    fresh.join(', '),
+  );
+
+  const kept = await call('GET', `/v1/events?cursor=${encodeURIComponent(beforeBackup)}`);
+  assert.equal(kept.status, 200);
+  assert.deepEqual(
+    ((await kept.json()) as Array<{ id: string }>).map((event) => event.id),
+    fresh,
+    'a cursor from before the backup point reads on, into the new events',
+  );
+  const lost = await call('GET', `/v1/events?cursor=${encodeURIComponent(lostCursor)}`);
+  assert.equal(lost.status, 410);
+  assert.deepEqual(await lost.json(), {
+    code: 'gone',
+    status: 410,
+    message:
+      'the database was restored from a backup made before this cursor: the events after it were lost; ' +
+      'read the feed again without a cursor',
+  });
+  await server.stop();
+}
+
 describe('petstore restore', () => {
-  test('after a restore no event reuses an id; pending deliveries are sent; lost cursors are 410', async (t) => {
+  test('SQLite: backup, then restore: no event reuses an id; pending deliveries sent; lost cursors 410', async (t) => {
     const { dir, env: serveEnv } = env(t);
-    // Answers 503 until the backup is made: the first pets' deliveries are pending at the backup point.
-    let failing = true;
-    const accepted = new Set<string>();
-    const receiver = await startReceiver(t, (_n, request) => {
-      if (!failing) accepted.add(request.headers['webhook-id'] ?? '');
-      return { status: failing ? 503 : 204 };
-    });
-    const seen = () => new Set(accepted);
-
-    let server = await startServe(t, serveEnv);
-    const key = await firstKey(server);
-    const call = (method: string, path: string, body?: unknown) =>
-      fetch(`${server.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-    assert.equal((await call('POST', '/v1/webhooks', { url: receiver.url, events: ['pet.created'] })).status, 201);
-    await createPets(server.url, key, 5, 'kept');
-    await receiver.until((got) => got.length >= 5, 5000);
-    const beforeBackup = await cursorAtEnd(server.url, key);
     const backup = join(dir, 'backup.db');
-    assert.equal((await runCli(['backup', backup], serveEnv)).code, 0);
-
-    // The history the restore will lose: delivered (the receiver keeps its ids), and read past by a cursor.
-    failing = false;
-    await createPets(server.url, key, 5, 'lost');
-    await receiver.until(() => seen().size >= 10, 10_000);
-    const lostCursor = await cursorAtEnd(server.url, key);
-    const seenBefore = seen();
-
-    const refused = await runCli(['restore', backup], serveEnv);
-    assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /open in a running service: stop it first, then restore/);
-    await server.stop();
-    const restored = await runCli(['restore', backup], serveEnv);
-    assert.equal(restored.code, 0, restored.stderr);
-    assert.match(
-      restored.stdout,
-      /^restored .*backup\.db: events up to evt_\d+ kept, new ones from evt_\d{15}; 5 webhook deliveries pending will be sent; the database it replaced is kept as .*petstore\.db\.replaced-\d{8}T\d{6}Z\n$/,
-    );
-    assert.ok(readdirSync(dir).some((name) => /^petstore\.db\.replaced-/.test(name)));
-
-    receiver.reset();
-    server = await startServe(t, serveEnv);
-    // The deliveries pending at the backup point go out again, under the ids they had.
-    await receiver.until((got) => got.length >= 5, 10_000);
-    await createPets(server.url, key, 5, 'new');
-    await receiver.until((got) => got.length >= 10, 10_000);
-    const ids = receiver.ids();
-    const fresh = ids.filter((id) => !seenBefore.has(id));
-    assert.equal(fresh.length, 5, `a receiver that deduplicates gets every new event: ${ids.join(', ')}`);
-    assert.ok(
-      fresh.every((id) => /^evt_\d{15}$/.test(id)),
-      fresh.join(', '),
-    );
-
-    const kept = await call('GET', `/v1/events?cursor=${encodeURIComponent(beforeBackup)}`);
-    assert.equal(kept.status, 200);
-    assert.deepEqual(
-      ((await kept.json()) as Array<{ id: string }>).map((event) => event.id),
-      fresh,
-      'a cursor from before the backup point reads on, into the new events',
-    );
-    const lost = await call('GET', `/v1/events?cursor=${encodeURIComponent(lostCursor)}`);
-    assert.equal(lost.status, 410);
-    assert.deepEqual(await lost.json(), {
-      code: 'gone',
-      status: 410,
-      message:
-        'the database was restored from a backup made before this cursor: the events after it were lost; ' +
-        'read the feed again without a cursor',
+    await restoredScenario(t, {
+      env: serveEnv,
+      backUp: async () => assert.equal((await runCli(['backup', backup], serveEnv)).code, 0),
+      whileRunning: async () => {
+        const refused = await runCli(['restore', backup], serveEnv);
+        assert.equal(refused.code, 1);
+        assert.match(refused.stderr, /open in a running service: stop it first, then restore/);
+      },
+      restore: async () => {
+        const restored = await runCli(['restore', backup], serveEnv);
+        assert.equal(restored.code, 0, restored.stderr);
+        assert.match(
+          restored.stdout,
+          /^restored .*backup\.db: events up to evt_\d+ kept, new ones from evt_\d{15}; 5 webhook deliveries pending will be sent; the database it replaced is kept as .*petstore\.db\.replaced-\d{8}T\d{6}Z\n$/,
+        );
+        assert.ok(readdirSync(dir).some((name) => /^petstore\.db\.replaced-/.test(name)));
+        return serveEnv;
+      },
     });
-    await server.stop();
   });
 
   test('refused with one line, nothing replaced: damaged, newer, not petstore, PostgreSQL; --check says what', async (t) => {
@@ -183,5 +231,37 @@ describe('petstore restore', () => {
     assert.match(postgres.stderr, /on PostgreSQL use pg_restore/);
     const usage = await runCli(['restore'], serveEnv);
     assert.equal(usage.code, 2);
+  });
+
+  test('PostgreSQL: pg_restore into another server, then restored: the same guarantees', {
+    skip: pgClusterUnavailable(),
+  }, async (t) => {
+    const dump = join(tempDir(t), 'petstore.dump');
+    const origin = await createPgCluster();
+    t.after(() => origin.destroy());
+    const extra = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s' };
+    await restoredScenario(t, {
+      env: cliEnv(origin.url, extra),
+      backUp: async () => {
+        execFileSync(postgresTool('pg_dump'), ['-Fc', '-d', origin.url, '-f', dump]);
+      },
+      restore: async () => {
+        // A new server: its transaction ids are behind those the restored events were written in.
+        const replacement = await createPgCluster();
+        t.after(() => replacement.destroy());
+        execFileSync(postgresTool('pg_restore'), ['--no-owner', '-d', replacement.url, dump]);
+        const restoredEnv = cliEnv(replacement.url, extra);
+        const marked = await runCli(['restored'], restoredEnv);
+        assert.equal(marked.code, 0, marked.stderr);
+        assert.match(
+          marked.stdout,
+          /^marked restored: events up to evt_\d+ kept, new ones from evt_\d{15}; 5 webhook deliveries pending will be sent\n$/,
+        );
+        return restoredEnv;
+      },
+    });
+    const sqlite = await runCli(['restored'], cliEnv(join(tempDir(t), 'x.db')));
+    assert.equal(sqlite.code, 1);
+    assert.match(sqlite.stderr, /on SQLite, restore does it/);
   });
 });

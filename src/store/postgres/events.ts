@@ -28,6 +28,18 @@ const QUERIES = {
     ORDER BY tx DESC, seq DESC LIMIT 1`,
   purged: 'SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention',
   /**
+   * What a cursor at ($1 tx, $2 seq) meets besides the page: retention's position; whether it is in history
+   * a restore lost (event_gaps); and, for a cursor from before a restore (a transaction id, an id below
+   * the restore's floor), where it is now (restored.ts moved restored events to (0, seq)): just before
+   * the first event after it in the old order, so nothing is skipped.
+   */
+  cursor: `SELECT r.purged_tx AS tx, r.purged_seq AS seq,
+      EXISTS (SELECT FROM event_gaps g WHERE $2 > g.lost_after AND $2 < g.resumed_at) AS lost,
+      CASE WHEN $1::text::bigint > 0 AND $2 < (SELECT max(resumed_at) FROM event_gaps) THEN coalesce(
+        (SELECT min(e.seq) - 1 FROM events e WHERE (e.tx_before_restore, e.seq) > ($1::text::xid8, $2)),
+        (SELECT max(lost_after) FROM event_gaps)) END AS now_seq
+    FROM event_retention r`,
+  /**
    * One write of retention: the oldest $2 events recorded before $1 (`e`) go, with their deliveries (ON
    * DELETE CASCADE). They are locked first, passing over those another instance's purge, or a fan-out
    * queueing their deliveries, holds (the next purge takes them), so no two purges judge one event. Each of
@@ -73,6 +85,14 @@ const QUERIES = {
 const WATCH_INTERVAL_MS = 500;
 
 /** The feed on PostgreSQL, in (tx, seq) order: see the events table's migration and docs/decisions.md. */
+/** QUERIES.cursor's answer. */
+interface CursorFacts {
+  tx: number;
+  seq: number;
+  lost: boolean;
+  now_seq: string | number | null;
+}
+
 export class PostgresEventStore implements EventStore {
   readonly #db: Database;
   readonly #config: PostgresDatabaseConfig;
@@ -83,8 +103,15 @@ export class PostgresEventStore implements EventStore {
   }
 
   async list(query: EventQuery): Promise<EventPage> {
-    const after = query.after;
-    if (after !== undefined && positionAfter(await this.#purgedThrough(), after)) return { outcome: 'gone' };
+    let after = query.after;
+    if (after !== undefined) {
+      const [meets] = await this.#db.rows<CursorFacts>('events-cursor', QUERIES.cursor, [String(after.tx), after.seq]);
+      if (meets?.lost === true) return { outcome: 'restored' };
+      if (meets?.now_seq != null) after = { tx: 0, seq: Number(meets.now_seq) };
+      if (meets !== undefined && positionAfter({ tx: Number(meets.tx), seq: Number(meets.seq) }, after)) {
+        return { outcome: 'gone' };
+      }
+    }
     const values = [String(after?.tx ?? 0), after?.seq ?? 0, query.limit, query.owner ?? null];
     const rows =
       query.type === undefined

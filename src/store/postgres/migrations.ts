@@ -243,5 +243,14 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   -- endpoint's untried test sends here, not by reading the backlog the pause holds.
   CREATE INDEX webhook_deliveries_first_test ON webhook_deliveries (endpoint_id, id)
     WHERE status = 'pending' AND triggered_by = 'test' AND attempts = 0;
+  -- Restores (src/store/postgres/restored.ts, after pg_restore): event ids after a backup's last one up to
+  -- where ids went on were, or may have been, handed out by the history the restore lost; a feed cursor
+  -- there is 410. A restored event's position moves to (0, seq), since another server's transaction ids
+  -- may be ahead of this one's; tx_before_restore keeps the old one, so cursors from before still resolve.
+  CREATE TABLE event_gaps (
+    lost_after BIGINT NOT NULL,
+    resumed_at BIGINT NOT NULL
+  );
+  ALTER TABLE events ADD COLUMN tx_before_restore xid8;
   `,
 ];
