@@ -42,7 +42,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, cur
     async (request, reply) => {
       const { webhookId } = request.params;
       const { limit = PAGE_LIMIT_DEFAULT, status, eventId, cursor } = request.query;
-      await visibleEndpoint(store, request, webhookId);
+      const endpoint = await visibleEndpoint(store, request, webhookId);
       const path = `/v1/webhooks/${webhookId}/deliveries`;
       const filter = { status, eventSeq: eventId === undefined ? undefined : eventSeq(eventId) };
       // Newest first: the pager's position is the last (lowest) id shown, and the next page starts below it.
@@ -50,7 +50,9 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, cur
       return deliveries.send(reply, { limit, filters: { status, eventId }, cursor, path }, ({ afterId, ...page }) =>
         store.webhooks
           .attempts(webhookId, { ...page, ...filter, beforeId: afterId === 0 ? undefined : afterId })
-          .then((records) => records.map((record) => ({ id: record.id, ...toDeliveryAttempt(record) }))),
+          .then((records) =>
+            records.map((record) => ({ id: record.id, ...toDeliveryAttempt(record, endpoint.enabled) })),
+          ),
       );
     },
   );

@@ -21,7 +21,12 @@ export function toRotatedWebhookSecret(record: WebhookEndpointRecord): RotatedWe
   return { secret: record.secret, previousSecretExpiresAt: toWebhookEndpoint(record).previousSecretExpiresAt };
 }
 
-export function toDeliveryAttempt(record: DeliveryAttemptRecord): DeliveryAttempt {
+/**
+ * One entry of the deliveries log. While its endpoint is disabled no attempt is due, so a pending entry
+ * promises none: its nextAttemptAt is left out (enabling it sends what waited at once).
+ */
+export function toDeliveryAttempt(record: DeliveryAttemptRecord, endpointEnabled: boolean): DeliveryAttempt {
+  const due = record.nextAttemptAt !== null && endpointEnabled;
   return {
     eventId: eventId(record.eventSeq),
     type: record.type,
@@ -31,6 +36,6 @@ export function toDeliveryAttempt(record: DeliveryAttemptRecord): DeliveryAttemp
     ...(record.responseStatus === null ? {} : { responseStatus: record.responseStatus }),
     ...(record.error === null ? {} : { error: record.error }),
     attemptedAt: record.attemptedAt.toISOString(),
-    ...(record.nextAttemptAt === null ? {} : { nextAttemptAt: record.nextAttemptAt.toISOString() }),
+    ...(due ? { nextAttemptAt: record.nextAttemptAt?.toISOString() } : {}),
   };
 }

@@ -57,7 +57,12 @@ export const DeliveryAttempt = Type.Object(
       description: 'When the attempt started (UTC); for a delivery that expired, when it did.',
     }),
     nextAttemptAt: Type.Optional(
-      Type.String({ format: 'date-time', description: 'When the retry is due, for `pending`.' }),
+      Type.String({
+        format: 'date-time',
+        description:
+          'When the retry is due, for `pending`; left out while the endpoint is disabled, since nothing is due ' +
+          'until it is enabled (what waited is then sent at once).',
+      }),
     ),
   },
   { $id: 'DeliveryAttempt', additionalProperties: false, description: 'One attempt to deliver one event.' },

@@ -98,6 +98,8 @@ function suite(backend: StoreBackend) {
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(gone.received.length, answered, 'nothing is sent to a disabled endpoint');
     assert.equal((await disabledEvents(h, 1)).length, 1, 'recorded once across both instances');
+    const promised = (await deliveryLog(h, id)).filter((entry) => entry.nextAttemptAt !== undefined);
+    assert.deepEqual(promised, [], 'the log promises no attempt while the endpoint is disabled');
 
     // What waited: the deliveries still pending (queued before the disable; later events are not sent).
     const waited = new Set((await deliveryLog(h, id)).map((entry) => entry.eventId));
