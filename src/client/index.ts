@@ -35,6 +35,7 @@ export {
   type ListOrdersQuery,
   type ListPetsQuery,
   type ListWebhookDeliveriesQuery,
+  type ListWebhookEndpointsQuery,
   PetstoreClient,
   type PetstoreClientOptions,
 } from './petstore-client.js';

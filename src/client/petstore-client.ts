@@ -3,7 +3,15 @@ import type { Event, ListEventsQuery as ListEventsQuerySchema } from '../schemas
 import type { ListOrdersQuery as ListOrdersQuerySchema, NewOrder, Order, OrderStatusChange } from '../schemas/order.js';
 import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet } from '../schemas/pet.js';
 import type { PortalLink, PortalLinkRequest } from '../schemas/portal-link.js';
-import type { RotatedWebhookSecret, WebhookSecretRotation } from '../schemas/webhook.js';
+import type {
+  CreatedWebhookEndpoint,
+  NewWebhookEndpoint,
+  RotatedWebhookSecret,
+  WebhookEndpoint,
+  WebhookEndpointChange,
+  WebhookPageQuery,
+  WebhookSecretRotation,
+} from '../schemas/webhook.js';
 import type {
   DeliveryAttempt,
   WebhookDeliveriesQuery as WebhookDeliveriesQuerySchema,
@@ -53,6 +61,9 @@ export type ListOrdersQuery = Loose<ListOrdersQuerySchema>;
 
 /** `listEvents` parameters, from the route's schema: `limit` (1–100, default 20), `type`, `cursor`. */
 export type ListEventsQuery = Loose<ListEventsQuerySchema>;
+
+/** `listWebhookEndpoints` parameters: `limit` (1–100, default 20), `owner` (an admin key's filter), `cursor`. */
+export type ListWebhookEndpointsQuery = Loose<WebhookPageQuery>;
 
 /** `listWebhookDeliveries` parameters: `limit` (1–100, default 20), `status`, `eventId`, `cursor`. */
 export type ListWebhookDeliveriesQuery = Loose<WebhookDeliveriesQuerySchema>;
@@ -141,6 +152,68 @@ export class PetstoreClient {
   changeOrderStatus(orderId: number, change: OrderStatusChange, { signal }: CallOptions = {}): Promise<Order> {
     const path = `/v1/store/orders/${encodeURIComponent(orderId)}`;
     return this.#body<Order>({ method: 'PATCH', path, body: change, signal });
+  }
+
+  /**
+   * `createWebhookEndpoint`: registers an endpoint for the key's owner (an admin key may name another
+   * `owner`); the answer holds its signing `secret`, shown only here. Not retried after a lost answer or a 503
+   * (see the README): a repeat would register a second endpoint.
+   */
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint, { signal }: CallOptions = {}): Promise<CreatedWebhookEndpoint> {
+    return this.#body<CreatedWebhookEndpoint>({
+      method: 'POST',
+      path: '/v1/webhooks',
+      body: endpoint,
+      unkeyed: true,
+      signal,
+    });
+  }
+
+  /** `listWebhookEndpoints`: one page of the key's owner's endpoints (an admin key's: every owner's), by `id`. */
+  listWebhookEndpoints(
+    query: ListWebhookEndpointsQuery = {},
+    options: CallOptions = {},
+  ): Promise<Page<WebhookEndpoint>> {
+    return this.#page<WebhookEndpoint>('/v1/webhooks', query, options);
+  }
+
+  /** Every endpoint the key sees (optionally one `owner`'s), page after page. */
+  webhookEndpoints(
+    query: Omit<ListWebhookEndpointsQuery, 'cursor'> = {},
+    options: CallOptions = {},
+  ): AsyncIterable<WebhookEndpoint> {
+    return everyItem((cursor) => this.listWebhookEndpoints({ ...query, cursor }, options));
+  }
+
+  /** `getWebhookEndpoint`: one endpoint by `id` (never its secret); 404 when unknown or another owner's. */
+  getWebhookEndpoint(webhookId: number, { signal }: CallOptions = {}): Promise<WebhookEndpoint> {
+    return this.#body<WebhookEndpoint>({
+      method: 'GET',
+      path: `/v1/webhooks/${encodeURIComponent(webhookId)}`,
+      signal,
+    });
+  }
+
+  /**
+   * `changeWebhookEndpoint`: its `url`, `events`, `description` or `enabled` (enabling sends at once what
+   * waited). Retried only where the service cannot have acted.
+   */
+  changeWebhookEndpoint(
+    webhookId: number,
+    change: WebhookEndpointChange,
+    { signal }: CallOptions = {},
+  ): Promise<WebhookEndpoint> {
+    const path = `/v1/webhooks/${encodeURIComponent(webhookId)}`;
+    return this.#body<WebhookEndpoint>({ method: 'PATCH', path, body: change, signal });
+  }
+
+  /**
+   * `deleteWebhookEndpoint`: removes it and its deliveries; nothing more is sent to it. Retried only where
+   * the service cannot have acted: a repeat after a lost answer would be 404.
+   */
+  async deleteWebhookEndpoint(webhookId: number, { signal }: CallOptions = {}): Promise<void> {
+    const path = `/v1/webhooks/${encodeURIComponent(webhookId)}`;
+    await this.#transport.send<undefined>({ method: 'DELETE', path, signal });
   }
 
   /**
@@ -251,7 +324,7 @@ export class PetstoreClient {
 
   async #page<T>(
     path: string,
-    query: ListPetsQuery | ListOrdersQuery | ListEventsQuery | ListWebhookDeliveriesQuery,
+    query: ListPetsQuery | ListOrdersQuery | ListEventsQuery | ListWebhookEndpointsQuery | ListWebhookDeliveriesQuery,
     { signal }: CallOptions,
   ): Promise<Page<T>> {
     const { body, headers } = await this.#transport.send<T[]>({ method: 'GET', path, query, signal });

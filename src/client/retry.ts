@@ -6,7 +6,7 @@ export const MAX_RETRY_AFTER_SECONDS = 60;
 export const BACKOFF_BASE_MS = 250;
 export const BACKOFF_CAP_MS = 8_000;
 
-export type Method = 'GET' | 'POST' | 'PATCH';
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
  * Whether a failed attempt may be sent again. GET changes nothing, and every POST carries one

@@ -111,6 +111,8 @@ export class Transport {
         ? new PetstoreError({ code: body.code, status: response.status, message: body.message, retryAfter })
         : invalidResponse(response.status, 'an error without the Error body', retryAfter);
     }
+    // 204 No Content (a delete): the call's answer is undefined.
+    if (response.status === 204) return { body: undefined as T, headers: response.headers };
     if (body === undefined) return invalidResponse(response.status, 'a body that is not JSON', retryAfter);
     return { body: body as T, headers: response.headers };
   }

@@ -258,6 +258,46 @@ eachBackend((backend) => {
       );
     });
 
+    test('webhook endpoints: create, list and page, get, change, delete; another owner sees none of them', async (t) => {
+      const h = await startWebhookHarness(t, backend);
+      const client = clientFor(h);
+      const created = [];
+      for (let i = 0; i < 3; i++) {
+        created.push(
+          await client.createWebhookEndpoint({ url: `https://hooks.example.com/${i}`, description: `n${i}` }),
+        );
+      }
+      const [first] = created;
+      assert.ok(first);
+      assert.match(first.secret, /^whsec_/);
+      const page = await client.listWebhookEndpoints({ limit: 2 });
+      assert.deepEqual(
+        page.items.map((endpoint) => endpoint.id),
+        created.slice(0, 2).map((endpoint) => endpoint.id),
+      );
+      assert.ok(page.nextCursor !== undefined);
+      const all = [];
+      for await (const endpoint of client.webhookEndpoints({ limit: 2 })) all.push(endpoint.id);
+      assert.deepEqual(
+        all,
+        created.map((endpoint) => endpoint.id),
+      );
+      const shown = await client.getWebhookEndpoint(first.id);
+      assert.equal(shown.url, 'https://hooks.example.com/0');
+      assert.equal('secret' in shown, false, 'never the secret again');
+      const changed = await client.changeWebhookEndpoint(first.id, { description: 'renamed', enabled: false });
+      assert.deepEqual([changed.description, changed.enabled], ['renamed', false]);
+      const other = clientFor(h, { apiKey: await h.issueKey('partner', ['read', 'webhooks'], 'partner') });
+      assert.deepEqual((await other.listWebhookEndpoints()).items, []);
+      assert.deepEqual([(await failure(other.getWebhookEndpoint(first.id))).status], [404]);
+      assert.equal(await client.deleteWebhookEndpoint(first.id), undefined);
+      const gone = await failure(client.getWebhookEndpoint(first.id));
+      assert.deepEqual([gone.status, gone.code], [404, 'not_found']);
+      assert.deepEqual([(await failure(client.deleteWebhookEndpoint(first.id))).status], [404]);
+      const bad = await failure(client.createWebhookEndpoint({ url: 'ftp://nope' }));
+      assert.deepEqual([bad.status, bad.code], [400, 'invalid_request']);
+    });
+
     test('rotateWebhookSecret: the new secret and the overlap; 404 for an unknown endpoint', async (t) => {
       const h = await startWebhookHarness(t, backend);
       const client = clientFor(h);
