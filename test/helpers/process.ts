@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { serveEnv } from '../../dev/petstore-cli.js';
 import { type ServiceProcess, spawnService } from '../../dev/service-process.js';
+import { readyWithin } from './patience.js';
 import { createPostgresSchema, type StoreBackend } from './stores.js';
 import { tempDir } from './temp-dir.js';
 
@@ -41,7 +42,7 @@ export async function startServe(
     () => clearTimeout(limit),
     () => clearTimeout(limit),
   );
-  return { ...service, url: await service.ready(timeoutMs) };
+  return { ...service, url: await service.ready(readyWithin(timeoutMs)) };
 }
 
 /**

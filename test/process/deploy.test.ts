@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { readyUrl } from '../../dev/service-process.js';
 import { SHUTDOWN_GRACE_MS } from '../../src/process/signals.js';
 import { all, inContext, last, parseDockerfile, parseEnvFile, parseUnit, stageEnv } from '../helpers/deploy-files.js';
+import { readyWithin } from '../helpers/patience.js';
 import { sparePort } from '../helpers/pg-cluster.js';
 import { KEY_PATTERN } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -56,7 +57,11 @@ async function start(t: TestContext, command: string[], env: NodeJS.ProcessEnv) 
     output.stderr += chunk;
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready in 15 s:\n${output.stdout}${output.stderr}`)), 15_000);
+    const within = readyWithin(15_000);
+    const timer = setTimeout(
+      () => reject(new Error(`not ready in ${within / 1000} s:\n${output.stdout}${output.stderr}`)),
+      within,
+    );
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       output.stdout += chunk;
       if (readyUrl(output.stdout) !== undefined) resolve(clearTimeout(timer));
