@@ -121,6 +121,12 @@ function manifest(): string {
   return `${JSON.stringify(client, null, 2)}\n`;
 }
 
+/** The package's README (src/client/README.md), with the Node versions its manifest states. */
+function readme(): string {
+  const { engines } = JSON.parse(manifest()) as { engines: { node: string } };
+  return readFileSync(join(ROOT, 'src', 'client', 'README.md'), 'utf8').replace('NODE_ENGINES', `\`${engines.node}\``);
+}
+
 const built = readdirSync(BUILT_CLIENT);
 if (!built.includes('index.js')) throw new Error(`no ${join(BUILT_CLIENT, 'index.js')}: run \`npm run build\` first`);
 const stage = mkdtempSync(join(tmpdir(), 'petstore-client-'));
@@ -140,6 +146,7 @@ try {
     writeFileSync(join(stage, 'schemas', `${module}.d.ts`), text);
   }
   writeFileSync(join(stage, 'package.json'), manifest());
+  writeFileSync(join(stage, 'README.md'), readme());
   mkdirSync(outDir, { recursive: true });
   const packed = JSON.parse(
     execFileSync('npm', ['pack', '--json', '--pack-destination', outDir, stage], { encoding: 'utf8' }),

@@ -159,6 +159,40 @@ test('`npm run pack:client`: the client alone, installable with no dependencies'
     await typeCheck(dir, ['same-types.mts']);
   });
 
+  await t.test(
+    'its own README: a project set up as it says compiles its example (tsc --strict) and runs it',
+    async (t) => {
+      const packageReadme = readFileSync(join(dir, 'node_modules', 'petstore-client', 'README.md'), 'utf8');
+      const engines = JSON.parse(readFileSync(join(dir, 'node_modules', 'petstore-client', 'package.json'), 'utf8'))
+        .engines.node;
+      assert.ok(packageReadme.includes(`Node: \`${engines}\``), 'the README states the engines of the manifest');
+      const block = (language: string) => new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(packageReadme)?.[1];
+      const [code, tsconfig] = [block('ts'), block('json')];
+      assert.ok(code !== undefined && tsconfig !== undefined, 'a ```ts example and a ```json tsconfig');
+      const project = join(dir, 'readme-project');
+      mkdirSync(project);
+      symlinkSync(join(dir, 'node_modules'), join(project, 'node_modules'), 'dir');
+      writeFileSync(join(project, 'package.json'), '{"type": "module"}\n');
+      writeFileSync(join(project, 'tsconfig.json'), tsconfig);
+      writeFileSync(join(project, 'main.ts'), code);
+      const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+      // Offline: @types/node from this checkout stands in for the one the README has the project install.
+      const typeRoots = join(ROOT, 'node_modules', '@types');
+      await run(process.execPath, [tsc, '-p', '.', '--typeRoots', typeRoots], { cwd: project }).catch(
+        (error: { stdout: string; stderr: string }) => assert.fail(`tsc: ${error.stdout}${error.stderr}`),
+      );
+      const env = cliEnv(await freshDatabaseUrl(t, BACKENDS[0] as StoreBackend));
+      const key = await createKey(env, 'readme');
+      const serve = await startServe(t, env);
+      const { stdout } = await run(process.execPath, ['main.js'], {
+        cwd: project,
+        env: { PATH: process.env.PATH, PETSTORE_URL: serve.url, PETSTORE_KEY: key },
+        timeout: 20_000,
+      });
+      assert.match(stdout, /^\d+ Rex$/m);
+    },
+  );
+
   await t.test("the README's example runs with plain node against `petstore serve`", async (t) => {
     writeFileSync(join(dir, 'example.mjs'), readmeExample().replaceAll("'petstore/client'", "'petstore-client'"));
     const sqlite = BACKENDS.find((backend) => backend.name === 'sqlite');
