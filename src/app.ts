@@ -153,7 +153,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     links,
   };
   await app.register(metaRoutes, { store });
-  await app.register(docsRoutes);
+  await app.register(docsRoutes, { links });
   await app.register(petRoutes, routes);
   await app.register(orderRoutes, routes);
   const targets = {

@@ -3,6 +3,7 @@ import etag from '@fastify/etag';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Links } from '../http/links.js';
 
 const DOCS_PATH = '/docs';
 
@@ -29,7 +30,7 @@ export function docsLink(tag: string, operationId: string): string {
  * asset served from the package (the page works offline). Public; "Authorize" takes a key. Compressed
  * when the client accepts it, and cacheable, unlike the API's own responses (docs/decisions.md).
  */
-const routes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsync<{ links: Links }> = async (app, { links }) => {
   // Every route of this (encapsulated) plugin is public: the page, its assets and the document.
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, public: true };
@@ -46,7 +47,14 @@ const routes: FastifyPluginAsync = async (app) => {
     done(null, payload);
   });
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) => {
+    const document = app.swagger();
+    // Without PUBLIC_URL the document's server is where this request reached it (through trusted proxies,
+    // as their X-Forwarded-Proto and -Host say): a relative `/v1` leaves generated clients without a base
+    // URL in Node.
+    if (!links.relative || request.host === '') return document;
+    return { ...document, servers: [{ url: `${request.protocol}://${request.host}/v1` }] };
+  });
   await app.register(swaggerUi, {
     routePrefix: DOCS_PATH,
     theme: { title: 'Pet store API' },

@@ -6,6 +6,11 @@ export class Links {
     this.#base = publicUrl ?? '';
   }
 
+  /** Whether links are relative: no PUBLIC_URL says where the service is reached. */
+  get relative(): boolean {
+    return this.#base === '';
+  }
+
   to(path: string, query?: Record<string, string | number | undefined>): string {
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(query ?? {})) {

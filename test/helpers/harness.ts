@@ -62,6 +62,8 @@ export interface HarnessOptions {
   readonly eventStreams?: AppOptions['eventStreams'];
   /** WEBHOOK_ENDPOINTS_PER_OWNER (the default when absent). */
   readonly webhookEndpointsPerOwner?: number;
+  /** TRUST_PROXY (none when absent). */
+  readonly trustProxy?: readonly string[];
 }
 
 export async function request(
@@ -99,6 +101,7 @@ async function listen(t: TestContext, store: Store, options: HarnessOptions) {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     rateLimit: options.rateLimit?.(),
+    ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     webhookDelivery: options.webhookDelivery,
     eventStreams: options.eventStreams,

@@ -159,7 +159,7 @@ eachBackend((backend) => {
       assert.equal(doc.info?.version, '1.0.0');
       assert.equal(typeof doc.info?.title, 'string');
       assert.ok(Array.isArray(doc.servers) && doc.servers.length > 0, 'servers is a non-empty array');
-      assert.ok(doc.servers[0].url.endsWith('/v1'), `servers[0].url ${doc.servers[0].url} ends with /v1`);
+      assert.equal(doc.servers[0].url, `${h.url}/v1`, 'without PUBLIC_URL: where the request reached the service');
       const paths = Object.keys(doc.paths ?? {});
       assert.ok(paths.includes('/pets'), 'paths has /pets');
       assert.ok(paths.includes('/pets/{petId}'), 'paths has /pets/{petId}');
@@ -167,6 +167,16 @@ eachBackend((backend) => {
         assert.ok(!path.startsWith('/v1'), `${path}: paths are relative to the server URL, which carries /v1`);
         assert.doesNotMatch(path, /healthz|readyz|openapi|\/docs/, `meta route ${path} must not be documented`);
       }
+    });
+
+    test('servers[0].url is where a trusted proxy says the request came in, without PUBLIC_URL', async (t) => {
+      const h = await startHarness(t, backend);
+      const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'pets.example.com' };
+      const direct = (await h.call('GET', '/v1/openapi.json', { headers: forwarded })).json;
+      assert.equal(direct.servers[0].url, `${h.url}/v1`, 'an untrusted client does not choose it');
+      const proxied = await startHarness(t, backend, { trustProxy: ['127.0.0.1'] });
+      const behind = (await proxied.call('GET', '/v1/openapi.json', { headers: forwarded })).json;
+      assert.equal(behind.servers[0].url, 'https://pets.example.com/v1');
     });
 
     test('servers[0].url is absolute under PUBLIC_URL', async (t) => {
