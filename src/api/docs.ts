@@ -1,7 +1,7 @@
 import compress from '@fastify/compress';
 import etag from '@fastify/etag';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Links } from '../http/links.js';
 
@@ -47,14 +47,16 @@ const routes: FastifyPluginAsync<{ links: Links }> = async (app, { links }) => {
     done(null, payload);
   });
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) => {
-    const document = app.swagger();
-    // Without PUBLIC_URL the document's server is where this request reached it (through trusted proxies,
-    // as their X-Forwarded-Proto and -Host say): a relative `/v1` leaves generated clients without a base
-    // URL in Node.
-    if (!links.relative || request.host === '') return document;
-    return { ...document, servers: [{ url: `${request.protocol}://${request.host}/v1` }] };
-  });
+  /**
+   * Without PUBLIC_URL the document's server is where this request reached it (through trusted proxies, as
+   * their X-Forwarded-Proto and -Host say): a relative `/v1` leaves generated clients without a base URL in
+   * Node. The page's copy (/docs/json) is the same document.
+   */
+  const served = <D extends object>(document: D, request: FastifyRequest): D =>
+    !links.relative || request.host === ''
+      ? document
+      : { ...document, servers: [{ url: `${request.protocol}://${request.host}/v1` }] };
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) => served(app.swagger(), request));
   await app.register(swaggerUi, {
     routePrefix: DOCS_PATH,
     theme: { title: 'Pet store API' },
@@ -63,6 +65,7 @@ const routes: FastifyPluginAsync<{ links: Links }> = async (app, { links }) => {
     staticCSP: true,
     // The plugin's policy upgrades requests to HTTPS, which breaks the page (and "try it") over plain HTTP.
     transformStaticCSP: (policy) => policy.replace(/\s*upgrade-insecure-requests;/, ''),
+    transformSpecification: (document, request) => served(document, request),
   });
 };
 
