@@ -165,14 +165,16 @@ describe('rate limits', () => {
         `${ms[10]?.toFixed(1)} ms, max ${ms[19]?.toFixed(1)} ms`,
     );
     assert.equal(first.status, 200, 'fails open');
-    assert.ok(first.ms < 500, `one time-out at most for the request that finds Redis hung (${first.ms} ms)`);
+    assert.ok(first.ms < 500, `one time-out at most for a request (${first.ms} ms)`);
     assert.deepEqual(
       rest.map((r) => r.status),
       Array.from({ length: 20 }, (_, i) => (i % 4 === 3 ? 401 : 200)),
     );
-    // A request that waited on Redis would take the limiter's command time-out (250 ms) at least; a busy
-    // machine makes one that did not wait take 100 ms and more.
-    assert.ok((ms[19] ?? 0) < 250, `no time-out on later requests (max ${ms[19]} ms)`);
+    // A request that waited on Redis takes the limiter's command time-out (250 ms) at least; a busy machine
+    // makes one that did not wait take 100 ms and more. One of them waits: the first that needs Redis, which
+    // is not always the first request (the tokens this instance holds may serve it, and the next ones).
+    const waited = [first, ...rest].filter((r) => r.ms >= 250).length;
+    assert.ok(waited <= 1, `one time-out in all, not one per request (${waited} waited 250 ms or more)`);
 
     redis.process.kill('SIGCONT');
     // 3 - the one before the pause - this one: the commands Redis ran late took nothing.
