@@ -11,12 +11,17 @@ export interface BackupFile {
   readonly bytes: number;
 }
 
-/** The name of a scheduled backup begun at `at`. */
-export function backupName(at: Date): string {
-  return `petstore-${at
+/** `20301205T090000Z`: a UTC time to the second, in ISO 8601's basic form, as file names carry it. */
+export function compactUtc(at: Date): string {
+  return at
     .toISOString()
     .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '')}.db`;
+    .replace(/\.\d{3}/, '');
+}
+
+/** The name of a scheduled backup begun at `at`. */
+export function backupName(at: Date): string {
+  return `petstore-${compactUtc(at)}.db`;
 }
 
 /** The scheduled backups in `dir`, newest first; other files there are not theirs and are left alone. */

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, rmSync, statSync } from 'node:fs';
+import { linkSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { removeDatabaseFiles } from './database-files.js';
 
 /** Pages copied per event-loop turn: 100 (400 KB at the default page size) takes about a millisecond. */
 const PAGES_PER_STEP = 100;
@@ -45,8 +46,7 @@ export async function backupSqlite(db: Database.Database, target: string, check:
   } catch (error) {
     throw error instanceof BackupError ? error : new BackupError(`backup to ${target} failed: ${reason(error)}`);
   } finally {
-    for (const file of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`])
-      rmSync(file, { force: true });
+    removeDatabaseFiles(partial);
   }
 }
 

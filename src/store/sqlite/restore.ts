@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { nextEventSeqFloor } from '../../domain/event-seq-floor.js';
+import { compactUtc } from './backup-files.js';
+import { removeDatabaseFiles } from './database-files.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { openDatabase } from './open-database.js';
 
@@ -81,10 +83,6 @@ function factsOf(path: string, file: string): BackupFacts {
   }
 }
 
-function removeDatabaseFiles(path: string): void {
-  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) rmSync(file, { force: true });
-}
-
 function schemaVersion(db: Database.Database, file: string): number {
   try {
     return Number(db.prepare('SELECT coalesce(max(version), 0) FROM schema_migrations').pluck().get());
@@ -147,10 +145,7 @@ function setAside(target: string, now: Date): string {
   } finally {
     db.close();
   }
-  const aside = `${target}.replaced-${now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '')}`;
+  const aside = `${target}.replaced-${compactUtc(now)}`;
   renameSync(target, aside);
   // Out of WAL mode SQLite removed them; should one be left, it is the old file's, never the new one's.
   for (const suffix of ['-wal', '-shm']) {
