@@ -65,7 +65,7 @@ export class SqliteEventStore implements EventStore {
   readonly #pageOfType: Database.Statement<[PageParams], EventRow<number>>;
   readonly #newest: Database.Statement<[], number>;
   readonly #purged: Database.Statement<[], { tx: number; seq: number }>;
-  readonly #lost: Database.Statement<[{ seq: number }], unknown>;
+  readonly #cursor: Database.Statement<[{ seq: number }], { tx: number; seq: number; lost: number }>;
   readonly #expire: Database.Statement<[PurgeParams]>;
   readonly #remove: Database.Statement<[PurgeParams], { seq: number; on_feed: number }>;
   readonly #markPurged: Database.Statement<[number]>;
@@ -84,8 +84,10 @@ export class SqliteEventStore implements EventStore {
     // Backwards by seq to the first of the feed: max(seq) with a condition would read every row.
     this.#newest = db.prepare<[], number>(`SELECT seq FROM events WHERE ${ON_FEED} ORDER BY seq DESC LIMIT 1`).pluck();
     this.#purged = db.prepare('SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention');
-    // Restores (restore.ts): a position in the ids a lost history may have handed out.
-    this.#lost = db.prepare('SELECT 1 FROM event_gaps WHERE @seq > lost_after AND @seq < resumed_at LIMIT 1');
+    // What a cursor at @seq meets, in one read: retention's position, and whether it is in the ids a history
+    // lost to a restore may have handed out (restore.ts).
+    this.#cursor = db.prepare(`SELECT purged_tx AS tx, purged_seq AS seq,
+      EXISTS (SELECT 1 FROM event_gaps WHERE @seq > lost_after AND @seq < resumed_at) AS lost FROM event_retention`);
     this.#expire = db.prepare(PURGE_QUERIES.expire);
     this.#remove = db.prepare(PURGE_QUERIES.remove);
     this.#markPurged = db.prepare(PURGE_QUERIES.markPurged);
@@ -93,9 +95,11 @@ export class SqliteEventStore implements EventStore {
   }
 
   async list(query: EventQuery): Promise<EventPage> {
-    if (query.after !== undefined && positionAfter(this.#purgedThrough(), query.after)) return { outcome: 'gone' };
-    if (query.after !== undefined && this.#lost.get({ seq: query.after.seq }) !== undefined)
-      return { outcome: 'restored' };
+    if (query.after !== undefined) {
+      const meets = this.#cursor.get({ seq: query.after.seq }) as { tx: number; seq: number; lost: number };
+      if (positionAfter({ tx: meets.tx, seq: meets.seq }, query.after)) return { outcome: 'gone' };
+      if (meets.lost === 1) return { outcome: 'restored' };
+    }
     const params = { after: query.after?.seq ?? 0, limit: query.limit, owner: query.owner ?? null };
     const rows =
       query.type === undefined ? this.#page.all(params) : this.#pageOfType.all({ ...params, type: query.type });
