@@ -54,16 +54,24 @@ test('the built client imports nothing but its own files and node: built-ins', (
   }
 });
 
+/**
+ * Runs tsc with `args` in `dir`, Node's types from this checkout (offline, they stand in for the @types/node a
+ * project installs); fails the test with tsc's messages if any.
+ */
+async function tsc(dir: string, args: string[]): Promise<void> {
+  const bin = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const typeRoots = join(ROOT, 'node_modules', '@types');
+  const result = await run(process.execPath, [bin, ...args, '--typeRoots', typeRoots], { cwd: dir }).catch(
+    (error: { stdout: string; stderr: string }) => assert.fail(`tsc: ${error.stdout}${error.stderr}`),
+  );
+  assert.equal(result.stdout, '');
+}
+
 /** Runs tsc (strict, Node's types) over `files` in `dir`; fails the test with tsc's messages if any. */
 async function typeCheck(dir: string, files: string[], libCheck = false): Promise<void> {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const typeRoots = join(ROOT, 'node_modules', '@types');
   const args = ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022'];
   if (!libCheck) args.push('--skipLibCheck');
-  const result = await run(process.execPath, [tsc, ...args, '--types', 'node', '--typeRoots', typeRoots, ...files], {
-    cwd: dir,
-  }).catch((error: { stdout: string; stderr: string }) => assert.fail(`tsc: ${error.stdout}${error.stderr}`));
-  assert.equal(result.stdout, '');
+  await tsc(dir, [...args, '--types', 'node', ...files]);
 }
 
 /** Runs `dir/example.mjs` with plain node against `petstore serve` on a fresh database of `backend`. */
@@ -175,12 +183,7 @@ test('`npm run pack:client`: the client alone, installable with no dependencies'
       writeFileSync(join(project, 'package.json'), '{"type": "module"}\n');
       writeFileSync(join(project, 'tsconfig.json'), tsconfig);
       writeFileSync(join(project, 'main.ts'), code);
-      const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-      // Offline: @types/node from this checkout stands in for the one the README has the project install.
-      const typeRoots = join(ROOT, 'node_modules', '@types');
-      await run(process.execPath, [tsc, '-p', '.', '--typeRoots', typeRoots], { cwd: project }).catch(
-        (error: { stdout: string; stderr: string }) => assert.fail(`tsc: ${error.stdout}${error.stderr}`),
-      );
+      await tsc(project, ['-p', '.']);
       const env = cliEnv(await freshDatabaseUrl(t, BACKENDS[0] as StoreBackend));
       const key = await createKey(env, 'readme');
       const serve = await startServe(t, env);
