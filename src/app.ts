@@ -31,6 +31,8 @@ import { Links } from './http/links.js';
 import { Metrics } from './observability/metrics.js';
 import { metricsPlugin } from './observability/metrics-plugin.js';
 import { requestId } from './observability/request-id.js';
+import { storeSpans } from './observability/store-spans.js';
+import type { Tracing } from './observability/tracing.js';
 import { openapi } from './openapi/openapi-plugin.js';
 import { auth } from './plugins/auth.js';
 import { backupSchedule } from './plugins/backup-schedule.js';
@@ -48,7 +50,7 @@ import { gracefulClose } from './server/graceful-close.js';
 import { lingeringClose } from './server/lingering-close.js';
 import { logDrops } from './server/log-drops.js';
 import type { Store } from './store/store.js';
-import { timedStore } from './store/timed-store.js';
+import { type AroundCall, wrapStore } from './store/wrapped-store.js';
 import { validation } from './validation/validation-plugin.js';
 import { type DeliveryOptions, webhookDelivery } from './webhooks/delivery-plugin.js';
 import { type Lookup, systemLookup } from './webhooks/target-policy.js';
@@ -81,6 +83,8 @@ export interface AppOptions {
   readonly webhookEndpointsPerOwner?: number;
   /** Sends webhooks from this app, to `webhooks`' targets (start-server does); off when absent, as in most tests. */
   readonly webhookDelivery?: DeliveryOptions | undefined;
+  /** OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT): request, store and webhook attempt spans; off when absent. */
+  readonly tracing?: Tracing | undefined;
   /** Backups of the SQLite file `database` this app writes on `schedule` (BACKUP_DIR); none when absent. */
   readonly backups?: { readonly database: string; readonly schedule: BackupSchedule } | undefined;
 }
@@ -99,13 +103,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     () => options.store.poolStats(),
     (now) => options.store.deliveries.stats(now),
   );
-  const store = timedStore(options.store, metrics.observeStoreCall);
+  const { tracing } = options;
+  const timed = metrics.timeStoreCall;
+  const traced = tracing === undefined ? undefined : storeSpans(tracing.tracer, options.store.kind);
+  const around: AroundCall = traced === undefined ? timed : (call, run) => timed(call, traced(call, run));
+  const store = wrapStore(options.store, around);
   const links = new Links(options.publicUrl);
   // Fastify types an HTTP/2 server differently; the routes use nothing that differs, so one type serves both.
   const app = Fastify(
     fastifyOptions({ limits, tls: options.tls, logger: options.logger, trustProxy: options.trustProxy ?? [] }),
   ).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
   limitConnections(app, limits);
+  // First: it wraps the hooks and routes registered after it.
+  if (tracing !== undefined) await app.register(tracing.requests);
 
   // Transport and cross-cutting concerns, then the checks every API request passes.
   await app.register(errorHandler);
@@ -187,7 +197,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(portalSessionRoutes, { sessions });
   await app.register(portalPage);
   if (options.webhookDelivery !== undefined) {
-    await app.register(webhookDelivery, { ...options.webhookDelivery, store, metrics, policy: targets });
+    await app.register(webhookDelivery, {
+      ...options.webhookDelivery,
+      store,
+      metrics,
+      policy: targets,
+      tracer: tracing?.tracer,
+    });
   }
   await app.register(retention, { store, clock, metrics, eventRetentionDays: retentionDays });
   if (options.backups !== undefined) await app.register(backupSchedule, { ...options.backups, metrics, clock });

@@ -4,6 +4,7 @@ import { DEFAULT_DISABLE_AFTER, parseDisableAfter } from './disable-after.js';
 import { DEFAULT_PORTAL_LINK_TTL, parsePortalLinkTtl } from './portal-link-ttl.js';
 import { checkRetentionOutlastsRetries } from './retention-bound.js';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './retry-schedule.js';
+import { parseTracing, type TracingConfig } from './tracing.js';
 import { parseTrustProxy } from './trust-proxy.js';
 import {
   type LogLevel,
@@ -63,6 +64,8 @@ export interface Config {
   readonly eventStreams: EventStreamLimits;
   /** BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP: backups the service writes itself (SQLite); none when absent. */
   readonly backups: BackupSchedule | undefined;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables: traces; off when absent. */
+  readonly tracing: TracingConfig | undefined;
 }
 
 /** Bounds on live event streams (Server-Sent Events), per process. */
@@ -164,6 +167,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       nonEmpty(env.BACKUP_KEEP),
       database,
     ),
+    tracing: parseTracing({
+      endpoint: nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT),
+      tracesEndpoint: nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
+      sdkDisabled: nonEmpty(env.OTEL_SDK_DISABLED),
+      tracesExporter: nonEmpty(env.OTEL_TRACES_EXPORTER),
+      protocol: nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL),
+      serviceName: nonEmpty(env.OTEL_SERVICE_NAME),
+    }),
   };
   checkRetentionOutlastsRetries(config.eventRetentionDays, {
     text: retryScheduleText,

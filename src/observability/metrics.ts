@@ -1,7 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeliveryStats } from '../store/records.js';
 import type { PoolStats } from '../store/store.js';
-import type { ObserveCall } from '../store/timed-store.js';
+import type { AroundCall } from '../store/wrapped-store.js';
 
 /**
  * The service's Prometheus metrics, one registry per app (so several apps in one process, as in tests,
@@ -76,10 +76,23 @@ export class Metrics {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
-  /** For timedStore: the store's calls land in storeLatency. */
-  readonly observeStoreCall: ObserveCall = (call, seconds, ok) => {
-    this.storeLatency.observe({ call, outcome: ok ? 'ok' : 'error' }, seconds);
-  };
+  /** For wrapStore: times a store call into storeLatency, by its name and whether it succeeded. */
+  readonly timeStoreCall: AroundCall =
+    (call, run) =>
+    async (...args) => {
+      const start = process.hrtime.bigint();
+      let ok = false;
+      try {
+        const result = await run(...args);
+        ok = true;
+        return result;
+      } finally {
+        this.storeLatency.observe(
+          { call, outcome: ok ? 'ok' : 'error' },
+          Number(process.hrtime.bigint() - start) / 1e9,
+        );
+      }
+    };
 
   constructor(poolStats: () => PoolStats | undefined, deliveryStats: (now: Date) => Promise<DeliveryStats>) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });

@@ -6,6 +6,7 @@ import { openRateLimiter } from '../rate-limit/open-rate-limiter.js';
 import type { RateLimitOptions } from '../rate-limit/rate-limit-plugins.js';
 import { DEFAULT_LIMITS } from '../server/fastify-options.js';
 import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
 import { announceFirstKey } from './first-key.js';
 import { listenFailure } from './listen-failure.js';
 import { loggerOptions, stdoutDestination } from './log-stream.js';
@@ -32,8 +33,22 @@ export interface StartOptions {
 /** Opens the store, listens, then issues the first key if there is none. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (options.worker === true) joinWorkerMetrics();
-  // Workers sharing a SQLite file take turns to write, handed out by the primary.
-  const store = await openStore(config.database, options.worker === true ? workerWriteTurns : undefined);
+  // Loaded only when on: off, no part of OpenTelemetry's SDK is in the process.
+  const tracing =
+    config.tracing === undefined
+      ? undefined
+      : (await import('../observability/tracing.js')).startTracing(config.tracing);
+  let store: Store;
+  try {
+    // Workers sharing a SQLite file take turns to write, handed out by the primary.
+    store = await openStore(config.database, {
+      sqliteTurns: options.worker === true ? workerWriteTurns : undefined,
+      trace: tracing === undefined ? undefined : () => tracing.changeTrace(),
+    });
+  } catch (error) {
+    await tracing?.shutdown();
+    throw error;
+  }
   // A worker's lines go to its primary, which alone writes stdout (and chose JSON or readable lines).
   const destination = options.worker === true ? new WorkerLogStream() : stdoutDestination(options.prettyLogs ?? false);
   let app: FastifyInstance;
@@ -60,6 +75,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       portalLinkTtlMs: config.portalLinkTtlMs,
       limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
       metricsAcrossWorkers: options.worker === true,
+      tracing,
       backups:
         config.backups === undefined || config.database.kind !== 'sqlite'
           ? undefined
@@ -68,11 +84,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (error) {
     await rateLimit?.limiter.close();
     await store.close();
+    await tracing?.shutdown();
     throw error;
   }
   app.addHook('onClose', async () => {
     await rateLimit?.limiter.close();
     await store.close();
+    // Last: the spans of the requests and attempts that just ended are sent.
+    await tracing?.shutdown();
   });
 
   let url: string;

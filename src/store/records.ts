@@ -168,6 +168,8 @@ export interface DueDelivery {
   readonly claimedUntil: Date;
   readonly endpoint: { readonly id: number; readonly owner: string; readonly url: string } & SigningSecrets;
   readonly event: SentEventRecord;
+  /** The trace its event's change was made in, as a W3C traceparent (null: none recorded). */
+  readonly trace: string | null;
 }
 
 /** How one attempt ended, and where the delivery stands after it. */

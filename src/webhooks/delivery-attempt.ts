@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { retryAfterMs } from '../domain/retry-after.js';
 import { eventId, toSentEvent } from '../representations/resources.js';
 import type { AttemptOutcome, AttemptRecorded, DueDelivery } from '../store/records.js';
+import { AttemptSpan } from './attempt-span.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import type { SecretsRead } from './secrets-read.js';
 import { type SendResult, sendWebhook } from './send-webhook.js';
@@ -29,6 +30,21 @@ export async function runAttempt(
   release: (delivered: boolean) => void,
   context: AttemptContext,
 ): Promise<void> {
+  if (context.tracer === undefined) return attempt(delivery, release, context, undefined);
+  const span = new AttemptSpan(context.tracer, delivery, eventId(delivery.event.seq));
+  try {
+    await span.within(() => attempt(delivery, release, context, span));
+  } finally {
+    span.end();
+  }
+}
+
+async function attempt(
+  delivery: DueDelivery,
+  release: (delivered: boolean) => void,
+  context: AttemptContext,
+  span: AttemptSpan | undefined,
+): Promise<void> {
   const { timeoutMs, policy, log, metrics, signal, agent } = context;
   const attemptedAt = new Date();
   const id = eventId(delivery.event.seq);
@@ -37,9 +53,11 @@ export async function runAttempt(
   const headers = async () => {
     const sentAt = new Date();
     const now = await context.secrets.read(delivery.endpoint.id).catch(() => undefined);
-    return webhookHeaders(signingSecrets(now ?? delivery.endpoint, sentAt), id, sentAt, body);
+    const signed = webhookHeaders(signingSecrets(now ?? delivery.endpoint, sentAt), id, sentAt, body);
+    return span === undefined ? signed : { ...signed, ...span.headers() };
   };
   const result = await sendWebhook({ url: delivery.endpoint.url, headers, body }, { policy, timeoutMs, signal, agent });
+  span?.sent(result);
   release(result.delivered);
   if (signal.aborted) return;
   const outcome = outcomeOf(delivery, result, attemptedAt, context);

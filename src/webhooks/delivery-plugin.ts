@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '../observability/metrics.js';
@@ -18,6 +19,8 @@ interface PluginOptions extends DeliveryOptions {
   readonly store: Store;
   readonly metrics: Metrics;
   readonly policy: TargetPolicy;
+  /** Traces each attempt; off when absent. */
+  readonly tracer?: Tracer | undefined;
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -28,7 +31,10 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * of other processes are found by its poll. Every answer tells the dispatcher's pace that the API is busy.
  */
 export const webhookDelivery = fp(
-  async (app: FastifyInstance, { store, metrics, policy, timeoutMs, retrySchedule, disableAfterMs }: PluginOptions) => {
+  async (
+    app: FastifyInstance,
+    { store, metrics, policy, timeoutMs, retrySchedule, disableAfterMs, tracer }: PluginOptions,
+  ) => {
     const dispatcher = new Dispatcher({
       deliveries: store.deliveries,
       policy,
@@ -37,6 +43,7 @@ export const webhookDelivery = fp(
       disableAfterMs,
       log: app.log,
       metrics,
+      tracer,
     });
     app.addHook('onReady', async () => dispatcher.start());
     app.addHook('preClose', async () => dispatcher.stop());

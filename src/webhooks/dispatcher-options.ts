@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Metrics } from '../observability/metrics.js';
 import type { DeliveryStore } from '../store/store.js';
@@ -15,4 +16,6 @@ export interface DispatcherOptions {
   readonly disableAfterMs: number | undefined;
   readonly log: FastifyBaseLogger;
   readonly metrics: Metrics;
+  /** Traces each attempt (AttemptSpan); tracing is off when absent. */
+  readonly tracer?: Tracer | undefined;
 }

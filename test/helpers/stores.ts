@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createSchema, postgresUnreachable } from '../../dev/postgres-admin.js';
 import type { PostgresDatabaseConfig } from '../../src/config/database-url.js';
+import type { ChangeTrace } from '../../src/store/change-trace.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -14,8 +15,8 @@ import { createPgCluster, pgClusterUnavailable } from './pg-cluster.js';
 /** A fresh, empty store of one kind; `dispose` closes it and removes everything it made. */
 export interface StoreFixture {
   readonly store: Store;
-  /** Opens a second, independent connection to the same database (another instance). */
-  reopen(): Promise<Store>;
+  /** Opens a second, independent connection to the same database (another instance), recording `trace`. */
+  reopen(trace?: ChangeTrace): Promise<Store>;
   /** Runs one SQL statement on its own connection, for rows no API writes; resolves with the rows it returns. */
   sql(text: string): Promise<Record<string, unknown>[]>;
   dispose(): Promise<void>;
@@ -37,8 +38,8 @@ const sqlite: StoreBackend = {
     const opened: Store[] = [SqliteStore.open(path)];
     return {
       store: opened[0] as Store,
-      async reopen() {
-        const store = SqliteStore.open(path);
+      async reopen(trace) {
+        const store = SqliteStore.open(path, undefined, trace);
         opened.push(store);
         return store;
       },
@@ -119,8 +120,8 @@ const postgres: StoreBackend = {
     const opened: Store[] = [await PostgresStore.open(postgresConfig(schema.url))];
     return {
       store: opened[0] as Store,
-      async reopen() {
-        const store = await PostgresStore.open(postgresConfig(schema.url));
+      async reopen(trace) {
+        const store = await PostgresStore.open(postgresConfig(schema.url), trace);
         opened.push(store);
         return store;
       },

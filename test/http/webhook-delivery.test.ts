@@ -93,6 +93,7 @@ function suite(backend: StoreBackend) {
       assert.deepEqual(verify(secret, request), event, 'the verified body is the feed event');
       assert.equal(request.body, JSON.stringify(event));
       assert.ok(Math.abs(Number(request.headers['webhook-timestamp']) - request.at / 1000) < 5);
+      assert.equal(request.headers.traceparent, undefined, 'tracing is off: no trace context is sent');
     }
     assert.deepEqual(
       feed.json.map((event: { type: string }) => event.type),

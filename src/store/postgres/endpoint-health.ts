@@ -51,7 +51,8 @@ export async function recordFailures(
   });
   if (rows.length === 0) return disabled;
   const events = rows.map((row) => ({ type: 'webhook_endpoint.disabled' as const, row: endpointEventRow(row) }));
-  await recordEvents(client, events);
+  // Recorded by a finish batch that serves many attempts: no one trace is theirs.
+  await recordEvents(client, events, null);
   for (const row of rows) disabled.set(row.id, row.disabled_reason as ServiceDisable);
   return disabled;
 }

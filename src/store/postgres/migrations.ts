@@ -253,4 +253,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   ALTER TABLE events ADD COLUMN tx_before_restore xid8;
   `,
+  `
+  -- The trace a change was made in (a W3C traceparent; src/store/change-trace.ts), when tracing is on: its
+  -- webhook attempts are spans of that trace and send it on. Null for the rest; adding it rewrites no row.
+  ALTER TABLE events ADD COLUMN trace TEXT;
+  `,
 ];

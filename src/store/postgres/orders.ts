@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { move, type OrderStatus, PLACEABLE_PET_STATUS, PLACED_PET_STATUS } from '../../domain/order-status.js';
 import type { PetStatus } from '../../domain/pet-status.js';
+import type { ChangeTrace } from '../change-trace.js';
 import type { Once, OnceResult } from '../once-records.js';
 import type { ChangeOrderResult, NewOrderRecord, OrderRecord, PlaceOrderResult } from '../records.js';
 import { readQueries } from '../shared/keyset-page.js';
@@ -32,8 +33,8 @@ const PLACE = `WITH taken AS (UPDATE pets SET status = $1 WHERE id = $2 AND stat
   placed AS (INSERT INTO orders (pet_id, quantity, status, created_at)
     SELECT taken.id, $4::integer, 'placed', $5::timestamptz FROM taken, in_id_order
     RETURNING ${ORDER_COLUMNS}),
-  recorded AS (INSERT INTO events (type, data, previous_status)
-    SELECT type, data, previous_status FROM (
+  recorded AS (INSERT INTO events (type, data, previous_status, trace)
+    SELECT type, data, previous_status, $6::text FROM (
       SELECT 1 AS n, 'order.placed' AS type, to_jsonb(placed)::text AS data, NULL AS previous_status FROM placed
       UNION ALL
       SELECT 2, 'pet.status_changed', to_jsonb(taken)::text, $3 FROM taken, placed
@@ -47,13 +48,14 @@ const MOVE_PET = `UPDATE pets SET status = $1 FROM (SELECT id, status AS previou
 /** Runs one named statement: on the pool (a statement of its own) or on a transaction's client. */
 type Rows = <R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<R[]>;
 
-async function placeWith(rows: Rows, order: NewOrderRecord): Promise<PlaceOrderResult> {
+async function placeWith(rows: Rows, order: NewOrderRecord, trace: string | null): Promise<PlaceOrderResult> {
   const [placed] = await rows<OrderRow<Date>>('orders-place', PLACE, [
     PLACED_PET_STATUS,
     order.petId,
     PLACEABLE_PET_STATUS,
     order.quantity,
     order.createdAt,
+    trace,
   ]);
   if (placed !== undefined) return { outcome: 'placed', order: fromRow(placed) };
   const [pet] = await rows<{ status: PetStatus }>('orders-pet-status', 'SELECT status FROM pets WHERE id = $1', [
@@ -68,24 +70,30 @@ async function placeWith(rows: Rows, order: NewOrderRecord): Promise<PlaceOrderR
  * wins and the others see `pending`. Status changes lock the order row (FOR UPDATE) before deciding.
  */
 export class PostgresOrderStore extends PostgresTableReads<OrderRow<Date>, OrderRecord> implements OrderStore {
-  constructor(db: Database) {
+  readonly #trace: ChangeTrace;
+
+  constructor(db: Database, trace: ChangeTrace) {
     super(db, 'orders', ORDER_QUERIES, fromRow);
+    this.#trace = trace;
   }
 
   async place(order: NewOrderRecord): Promise<PlaceOrderResult> {
-    return placeWith((name, text, values) => this.db.rows(name, text, values), order);
+    return placeWith((name, text, values) => this.db.rows(name, text, values), order, this.#trace());
   }
 
   async placeOnce(order: NewOrderRecord, once: Once<OrderRecord>): Promise<OnceResult<PlaceOrderResult>> {
+    const trace = this.#trace();
     return pgOnce(
       this.db,
       once,
-      (client) => placeWith(async (name, text, values) => (await client.query({ name, text, values })).rows, order),
+      (client) =>
+        placeWith(async (name, text, values) => (await client.query({ name, text, values })).rows, order, trace),
       (result) => (result.outcome === 'placed' ? result.order : undefined),
     );
   }
 
   async changeStatus(id: number, to: OrderStatus): Promise<ChangeOrderResult> {
+    const trace = this.#trace();
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<OrderRow<Date>>(`${ORDER_QUERIES.get} FOR UPDATE`, [id]);
       const current = rows[0];
@@ -105,7 +113,7 @@ export class PostgresOrderStore extends PostgresTableReads<OrderRow<Date>, Order
         const { previous, ...row } = moved;
         events.push({ type: 'pet.status_changed', row, previousStatus: previous });
       }
-      await recordEvents(client, events);
+      await recordEvents(client, events, trace);
       return { outcome: 'changed', order: fromRow(order) };
     });
   }

@@ -8,7 +8,7 @@ import { StatementBatch } from './statement-batch.js';
 /**
  * One statement inserts a batch under the id-order lock (see PET_QUERIES.insert): `ORDER BY n` draws the
  * identity values in the batch's order, so the k-th smallest id returned belongs to the k-th pet. The
- * pets' events ride in the same statement.
+ * pets' events ride in the same statement, each with its own pet's trace.
  */
 const INSERT_BATCH = `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('pet-ids')})),
   input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS i(name, category_id, status, n)),
@@ -18,18 +18,25 @@ const INSERT_BATCH = `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKe
   ${PET_CREATED_EVENTS}
   SELECT ${PET_COLUMNS} FROM inserted`;
 
+/** A pet to insert, with the trace its create was asked in (ChangeTrace). */
+export interface TracedPet {
+  readonly pet: NewPetRecord;
+  readonly trace: string | null;
+}
+
 /**
  * Batched plain creates (see StatementBatch): creates are serialised by the id-order lock anyway; batching
  * turns that queue into throughput. A batch gathers the creates of one event-loop turn.
  */
-export function petInsertBatch(db: Database, one: (pet: NewPetRecord) => Promise<PetRecord>) {
-  return new StatementBatch<NewPetRecord, PetRecord, PetRow[]>({
+export function petInsertBatch(db: Database, one: (traced: TracedPet) => Promise<PetRecord>) {
+  return new StatementBatch<TracedPet, PetRecord, PetRow[]>({
     one,
-    many: (pets) =>
+    many: (batch) =>
       db.rows<PetRow>('pets-insert-batch', INSERT_BATCH, [
-        pets.map((pet) => pet.name),
-        pets.map((pet) => pet.categoryId),
-        pets.map((pet) => pet.status),
+        batch.map(({ pet }) => pet.name),
+        batch.map(({ pet }) => pet.categoryId),
+        batch.map(({ pet }) => pet.status),
+        batch.map(({ trace }) => trace),
       ]),
     settle,
     // After the requests of this turn have queued theirs.
@@ -38,9 +45,9 @@ export function petInsertBatch(db: Database, one: (pet: NewPetRecord) => Promise
 }
 
 /** Gives each pet its row: the k-th smallest id was drawn for the k-th pet of the batch. */
-function settle(pets: readonly NewPetRecord[], rows: PetRow[]): Array<PetRecord | Error> {
+function settle(batch: readonly TracedPet[], rows: PetRow[]): Array<PetRecord | Error> {
   rows.sort((a, b) => a.id - b.id);
-  return pets.map((pet, i) => {
+  return batch.map(({ pet }, i) => {
     const row = rows[i];
     const same =
       row !== undefined && row.name === pet.name && row.category_id === pet.categoryId && row.status === pet.status;

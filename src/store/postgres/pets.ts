@@ -1,3 +1,4 @@
+import type { ChangeTrace } from '../change-trace.js';
 import type { Once, OnceResult } from '../once-records.js';
 import type { NewPetRecord, PetRecord } from '../records.js';
 import { readQueries } from '../shared/keyset-page.js';
@@ -7,7 +8,7 @@ import type { PetStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
 import { pgOnce } from './idempotency.js';
 import { PET_CREATED_EVENTS } from './outbox.js';
-import { petInsertBatch } from './pet-insert-batch.js';
+import { petInsertBatch, type TracedPet } from './pet-insert-batch.js';
 import type { Database } from './postgres-db.js';
 import type { StatementBatch } from './statement-batch.js';
 import { PostgresTableReads } from './table-reads.js';
@@ -29,32 +30,35 @@ export const PET_QUERIES = {
   ...readQueries('pets', PET_COLUMNS, postgresParam),
 };
 
-const insertValues = (pet: NewPetRecord) => [pet.name, pet.categoryId, pet.status];
+const insertValues = (pet: NewPetRecord, trace: string | null) => [pet.name, pet.categoryId, pet.status, [trace]];
 
 /** Pets on PostgreSQL: plain creates go in batches (petInsertBatch), reads are PostgresTableReads'. */
 export class PostgresPetStore extends PostgresTableReads<PetRow, PetRecord> implements PetStore {
-  readonly #batch: StatementBatch<NewPetRecord, PetRecord, PetRow[]>;
+  readonly #batch: StatementBatch<TracedPet, PetRecord, PetRow[]>;
+  readonly #trace: ChangeTrace;
 
-  constructor(db: Database) {
+  constructor(db: Database, trace: ChangeTrace) {
     super(db, 'pets', PET_QUERIES, petFromRow);
-    this.#batch = petInsertBatch(db, (pet) => this.#insertOne(pet));
+    this.#batch = petInsertBatch(db, (traced) => this.#insertOne(traced));
+    this.#trace = trace;
   }
 
   create(pet: NewPetRecord): Promise<PetRecord> {
-    return this.#batch.run(pet);
+    return this.#batch.run({ pet, trace: this.#trace() });
   }
 
-  async #insertOne(pet: NewPetRecord): Promise<PetRecord> {
-    const [row] = await this.db.rows<PetRow>('pets-insert', PET_QUERIES.insert, insertValues(pet));
+  async #insertOne({ pet, trace }: TracedPet): Promise<PetRecord> {
+    const [row] = await this.db.rows<PetRow>('pets-insert', PET_QUERIES.insert, insertValues(pet, trace));
     return petFromRow(row as PetRow);
   }
 
   async createOnce(pet: NewPetRecord, once: Once<PetRecord>): Promise<OnceResult<PetRecord>> {
+    const trace = this.#trace();
     return pgOnce(
       this.db,
       once,
       async (client) => {
-        const { rows } = await client.query<PetRow>(PET_QUERIES.insert, insertValues(pet));
+        const { rows } = await client.query<PetRow>(PET_QUERIES.insert, insertValues(pet, trace));
         return petFromRow(rows[0] as PetRow);
       },
       (created) => created,

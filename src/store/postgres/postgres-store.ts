@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { PostgresDatabaseConfig } from '../../config/database-url.js';
+import { type ChangeTrace, NO_TRACE } from '../change-trace.js';
 import { SharedTokenRead } from '../shared/shared-token-read.js';
 import type {
   ApiKeyStore,
@@ -47,7 +48,7 @@ export class PostgresStore implements Store {
   readonly #db: Database;
   readonly #snapshots: SharedTokenRead;
 
-  private constructor(pool: pg.Pool, config: PostgresDatabaseConfig) {
+  private constructor(pool: pg.Pool, config: PostgresDatabaseConfig, trace: ChangeTrace) {
     this.#pool = pool;
     const db = new Database(pool);
     this.#db = db;
@@ -55,8 +56,8 @@ export class PostgresStore implements Store {
       const [row] = await db.rows<{ snapshot: string }>('current-snapshot', CURRENT_SNAPSHOT, []);
       return (row as { snapshot: string }).snapshot;
     });
-    this.pets = new PostgresPetStore(db);
-    this.orders = new PostgresOrderStore(db);
+    this.pets = new PostgresPetStore(db, trace);
+    this.orders = new PostgresOrderStore(db, trace);
     this.apiKeys = new PostgresApiKeyStore(db);
     this.events = new PostgresEventStore(db, config);
     const fanOut = new PostgresFanOut(db);
@@ -65,8 +66,11 @@ export class PostgresStore implements Store {
     this.redeliveries = new PostgresRedeliveryStore(db);
   }
 
-  /** Connects, and brings the schema up to date. */
-  static async open(config: PostgresDatabaseConfig): Promise<PostgresStore> {
+  /**
+   * Connects, and brings the schema up to date. `trace`: what a change's events record of the trace it is
+   * made in (nothing by default).
+   */
+  static async open(config: PostgresDatabaseConfig, trace: ChangeTrace = NO_TRACE): Promise<PostgresStore> {
     const pool = createPool(config);
     try {
       await migrateOnce(config);
@@ -74,7 +78,7 @@ export class PostgresStore implements Store {
       await pool.end();
       throw error;
     }
-    return new PostgresStore(pool, config);
+    return new PostgresStore(pool, config, trace);
   }
 
   async secret(name: string): Promise<Buffer> {

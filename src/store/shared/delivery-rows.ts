@@ -69,6 +69,8 @@ export interface DueDeliveryRow<D> extends SentEventRow<D>, SecretsRow<D> {
   endpoint_id: number;
   owner: string;
   url: string;
+  /** The trace its event's change was made in (null: none recorded). */
+  trace: string | null;
 }
 
 export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate: ToDate<D>): DueDelivery {
@@ -78,6 +80,7 @@ export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate
     claimedUntil,
     endpoint: { id: row.endpoint_id, owner: row.owner, url: row.url, ...secretsFromRow(row, toDate) },
     event: sentEventFromRow(row, toDate),
+    trace: row.trace,
   };
 }
 

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type Database from 'better-sqlite3';
 import { WriteTrouble } from './write-trouble.js';
 import type { WriteTurns } from './write-turns.js';
@@ -38,6 +39,7 @@ export class GroupCommit {
   readonly #db: Database.Database;
   readonly #lockWaitMs: number;
   readonly #turns: WriteTurns | undefined;
+  readonly #keepContext: boolean;
   /** This process's turn to write: asked for (`waiting`) or held (`held`). */
   #turn: 'none' | 'waiting' | 'held' = 'none';
   /** Full disk, lock held too long: what failed writes mean, and whether the disk was full last time. */
@@ -49,10 +51,18 @@ export class GroupCommit {
   #deferred: NodeJS.Timeout | undefined;
   #tries = 0;
 
-  constructor(db: Database.Database, options: { lockWaitMs?: number; turns?: WriteTurns | undefined } = {}) {
+  /**
+   * `keepContext`: each write runs in the async context it was asked for in (a batch runs in the first one's
+   * otherwise), so that what it reads from there, the trace its events record, is its own. Off unless traced.
+   */
+  constructor(
+    db: Database.Database,
+    options: { lockWaitMs?: number; turns?: WriteTurns | undefined; keepContext?: boolean } = {},
+  ) {
     this.#db = db;
     this.#lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
     this.#turns = options.turns;
+    this.#keepContext = options.keepContext ?? false;
     this.trouble = new WriteTrouble(db);
     this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
@@ -66,7 +76,7 @@ export class GroupCommit {
   run<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const deadline = Date.now() + this.#lockWaitMs;
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, deadline });
+      this.#queue.push({ work: this.#inContext(work), resolve: resolve as (value: unknown) => void, reject, deadline });
       if (this.#scheduled) return;
       this.#scheduled = true;
       // setImmediate: after the requests that arrived in this turn have queued their writes.
@@ -81,13 +91,17 @@ export class GroupCommit {
   later<T>(work: () => T, withinMs: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const deadline = Date.now() + this.#lockWaitMs;
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, deadline });
+      this.#queue.push({ work: this.#inContext(work), resolve: resolve as (value: unknown) => void, reject, deadline });
       if (this.#scheduled || this.#deferred !== undefined) return;
       this.#deferred = setTimeout(() => {
         this.#deferred = undefined;
         if (!this.#scheduled && this.#queue.length > 0) this.#flush();
       }, withinMs);
     });
+  }
+
+  #inContext<T>(work: () => T): () => T {
+    return this.#keepContext ? AsyncResource.bind(work) : work;
   }
 
   /** Takes the write lock if it is free; otherwise tries again later and fails the writes that waited too long. */

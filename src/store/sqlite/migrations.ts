@@ -237,4 +237,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     resumed_at INTEGER NOT NULL
   ) STRICT;
   `,
+  `
+  -- The trace a change was made in (a W3C traceparent; src/store/change-trace.ts), when tracing is on: its
+  -- webhook attempts are spans of that trace and send it on. Null for the rest; adding it rewrites no row.
+  ALTER TABLE events ADD COLUMN trace TEXT;
+  `,
 ];

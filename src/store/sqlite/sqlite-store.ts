@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import { type ChangeTrace, NO_TRACE } from '../change-trace.js';
 import { SharedTokenRead } from '../shared/shared-token-read.js';
 import type {
   ApiKeyStore,
@@ -48,12 +49,12 @@ export class SqliteStore implements Store {
   readonly #writes: GroupCommit;
   readonly #stopWalChecks: () => void;
 
-  private constructor(db: Database.Database, turns: WriteTurns | undefined) {
+  private constructor(db: Database.Database, turns: WriteTurns | undefined, trace: ChangeTrace) {
     this.#db = db;
     this.#tokens = new SharedTokenRead(changeTokenReader(db));
     this.#idempotencyKeys = new SqliteIdempotencyKeys(db);
-    this.#writes = new GroupCommit(db, { turns });
-    const outbox = new SqliteOutbox(db);
+    this.#writes = new GroupCommit(db, { turns, keepContext: trace !== NO_TRACE });
+    const outbox = new SqliteOutbox(db, trace);
     this.pets = new SqlitePetStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
     this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
     this.events = new SqliteEventStore(db, this.#writes);
@@ -67,12 +68,13 @@ export class SqliteStore implements Store {
 
   /**
    * Opens (creating if needed) the database file and brings its schema up to date. `turns`: the processes
-   * sharing the file take turns to write (serve --workers N).
+   * sharing the file take turns to write (serve --workers N). `trace`: what a change's events record of the
+   * trace it is made in (nothing by default).
    */
-  static open(path: string, turns?: WriteTurns): SqliteStore {
+  static open(path: string, turns?: WriteTurns, trace: ChangeTrace = NO_TRACE): SqliteStore {
     const db = openDatabase(path);
     try {
-      return new SqliteStore(db, turns);
+      return new SqliteStore(db, turns, trace);
     } catch (error) {
       db.close();
       throw error;

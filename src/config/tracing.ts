@@ -1,0 +1,39 @@
+import { ConfigError } from './config-error.js';
+
+/** OpenTelemetry traces, exported over OTLP/HTTP (README, "Traces"). */
+export interface TracingConfig {
+  /** OTEL_SERVICE_NAME: the `service.name` every span carries; `petstore` when unset. */
+  readonly serviceName: string;
+}
+
+/** The standard OTEL_* variables that decide whether traces are on; the SDK reads the rest itself. */
+export interface TracingSettings {
+  readonly endpoint: string | undefined;
+  readonly tracesEndpoint: string | undefined;
+  readonly sdkDisabled: string | undefined;
+  readonly tracesExporter: string | undefined;
+  readonly protocol: string | undefined;
+  readonly serviceName: string | undefined;
+}
+
+/**
+ * On when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), as the
+ * OpenTelemetry specification has it, unless OTEL_SDK_DISABLED is true or OTEL_TRACES_EXPORTER is `none`.
+ * The exporter speaks OTLP over HTTP; asking for gRPC is refused rather than sent where it cannot be read.
+ */
+export function parseTracing(settings: TracingSettings): TracingConfig | undefined {
+  if (settings.endpoint === undefined && settings.tracesEndpoint === undefined) return undefined;
+  if (settings.sdkDisabled?.toLowerCase() === 'true') return undefined;
+  const exporter = settings.tracesExporter?.toLowerCase();
+  if (exporter === 'none') return undefined;
+  if (exporter !== undefined && exporter !== 'otlp') {
+    throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none, got "${settings.tracesExporter}"`);
+  }
+  if (settings.protocol !== undefined && !settings.protocol.startsWith('http/')) {
+    throw new ConfigError(
+      `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) must be http/json or http/protobuf: ` +
+        `traces are sent over OTLP/HTTP; got "${settings.protocol}"`,
+    );
+  }
+  return { serviceName: settings.serviceName ?? 'petstore' };
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { eventually } from '../../dev/eventually.js';
+import { createKey } from '../../dev/petstore-cli.js';
+import { eachBackend, request } from '../helpers/harness.js';
+import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
+import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
+
+/** W3C Trace Context: version, trace id, parent (span) id, flags. */
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
+
+eachBackend((backend) => {
+  describe(`traces [${backend.name}]`, () => {
+    test('one trace from POST /v1/pets through each webhook attempt, and the receiver gets it', async (t) => {
+      const collector = await startOtlpReceiver(t);
+      // The first attempt fails, the retry is delivered.
+      const receiver = await startReceiver(t, (n) => ({ status: n === 0 ? 500 : 204 }));
+      const env = cliEnv(await freshDatabaseUrl(t, backend), {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_SERVICE_NAME: 'petstore-under-test',
+        // Spans are exported every 100 ms rather than every 5 s.
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '200ms',
+      });
+      const key = await createKey(env, 'traced');
+      const serve = await startServe(t, env);
+      const call = (method: string, path: string, body?: unknown) => request(serve.url, method, path, { body }, key);
+      const endpoint = await call('POST', '/v1/webhooks', { url: receiver.url, events: ['pet.created'] });
+      assert.equal(endpoint.status, 201, endpoint.text);
+
+      const created = await call('POST', '/v1/pets', { name: 'Traced', categoryId: 1 });
+      assert.equal(created.status, 201, created.text);
+      await receiver.until((received) => received.length >= 2, 10_000);
+
+      const requestSpan = await eventually('the span of POST /v1/pets', () =>
+        collector.spans.find((span) => span.name === 'POST /v1/pets'),
+      );
+      assert.equal(requestSpan.kind, 2, 'a server span');
+      assert.equal(requestSpan.service, 'petstore-under-test');
+      const inTrace = (name: string) =>
+        collector.spans.filter((span) => span.traceId === requestSpan.traceId && span.name === name);
+      const attempts = await eventually('both attempt spans', () => {
+        const found = inTrace('webhook pet.created');
+        return found.length === 2 ? found : undefined;
+      });
+      const [failed, delivered] = [...attempts].sort(
+        (a, b) => Number(a.attributes['petstore.webhook.attempt']) - Number(b.attributes['petstore.webhook.attempt']),
+      );
+      assert.equal(failed?.status, 2, 'the failed attempt is an error span');
+      assert.equal(failed?.attributes['http.response.status_code'], 500);
+      assert.notEqual(delivered?.status, 2);
+      assert.equal(delivered?.attributes['http.response.status_code'], 204);
+      assert.equal(failed?.kind, 3, 'a client span');
+
+      // The store call that made the change is in the trace, and the attempts descend from it.
+      const [storeSpan] = inTrace('pets.create');
+      assert.ok(storeSpan, 'a span for the store call');
+      assert.equal(storeSpan.attributes['db.system.name'], backend.name === 'postgres' ? 'postgresql' : 'sqlite');
+      assert.equal(failed?.parentSpanId, storeSpan.spanId);
+      assert.equal(delivered?.parentSpanId, storeSpan.spanId);
+
+      // Each request the receiver got names its own attempt, in the request's trace.
+      const sent = receiver.received.map(({ headers }) => TRACEPARENT.exec(headers.traceparent ?? ''));
+      assert.deepEqual(
+        sent.map((match) => match?.[1]),
+        [requestSpan.traceId, requestSpan.traceId],
+      );
+      assert.deepEqual(
+        sent.map((match) => match?.[2]),
+        [failed?.spanId, delivered?.spanId],
+      );
+      assert.deepEqual(collector.refused, []);
+    });
+
+    test("a client's traceparent is the parent of the request's trace", async (t) => {
+      const collector = await startOtlpReceiver(t);
+      const env = cliEnv(await freshDatabaseUrl(t, backend), {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      });
+      const key = await createKey(env, 'traced');
+      const serve = await startServe(t, env);
+      const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+      const parent = '00f067aa0ba902b7';
+      const listed = await request(serve.url, 'GET', '/v1/pets', {
+        key,
+        headers: { traceparent: `00-${traceId}-${parent}-01` },
+      });
+      assert.equal(listed.status, 200);
+      const span = await eventually('the span of GET /v1/pets', () =>
+        collector.spans.find((candidate) => candidate.name === 'GET /v1/pets'),
+      );
+      assert.equal(span.traceId, traceId);
+      assert.equal(span.parentSpanId, parent);
+      const health = await request(serve.url, 'GET', '/healthz', {});
+      assert.equal(health.status, 200);
+      // Polled paths stay out of the traces; the store's spans of the list are the request's children.
+      await eventually('the store span of the list', () =>
+        collector.spans.find((candidate) => candidate.name === 'pets.list' && candidate.traceId === traceId),
+      );
+      assert.equal(
+        collector.spans.some((candidate) => String(candidate.attributes['url.path']).startsWith('/healthz')),
+        false,
+      );
+    });
+  });
+});
