@@ -9,6 +9,11 @@
 
 const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
 
+/** The request side below the routes (api/), by level: the features, then the helpers they share. */
+const FEATURES = 'events|webhooks|plugins|rate-limit|openapi|portal';
+const HELPERS = 'http|cache|validation|observability|services';
+const REQUEST_SIDE = `api|${FEATURES}|${HELPERS}`;
+
 /** Files under `from` import nothing in src/ but their own folder and the `allowed` ones below it. */
 const onlyBelow = (name, comment, from, allowed) =>
   forbid(
@@ -102,6 +107,30 @@ module.exports = {
       'petstore/client ships alone (npm run pack:client): it imports only the API contract.',
       { path: '^src/client/' },
       { path: '^src/', pathNot: '^src/(client|schemas|domain)/' },
+    ),
+    forbid(
+      'request-side-not-transport',
+      'The request side is what app.ts is built from: it imports no transport (server/), process or command line.',
+      { path: `^src/(${REQUEST_SIDE})/` },
+      { path: '^src/(server|process|commands)/|^src/(app|cli)\\.ts$' },
+    ),
+    forbid(
+      'routes-from-app-only',
+      'The routes (api/) are the top of the request side: only app.ts registers them.',
+      { path: '^src/', pathNot: '^src/(api/|app\\.ts$)' },
+      { path: '^src/api/' },
+    ),
+    forbid(
+      'features-apart',
+      'The features below the routes (the feed, the sender, the checks, the limits, the document, the portal) know nothing of each other: the routes and app.ts join them.',
+      { path: `^src/(${FEATURES})/` },
+      { path: `^src/(${FEATURES})/`, pathNot: '^src/$1/' },
+    ),
+    forbid(
+      'helpers-below-features',
+      'The request helpers (HTTP shapes, caches, validation, observability, key issuing) serve the features and routes, and know none of them.',
+      { path: `^src/(${HELPERS})/` },
+      { path: `^src/(api|${FEATURES})/` },
     ),
     forbid(
       'portal-on-the-request-side',
