@@ -28,7 +28,7 @@ export function docsLink(tag: string, operationId: string): string {
 /**
  * The documentation: the OpenAPI document and the interactive reference, Swagger UI rendering it, every
  * asset served from the package (the page works offline). Public; "Authorize" takes a key. Compressed
- * when the client accepts it, and cacheable, unlike the API's own responses (docs/decisions.md).
+ * when the client accepts it, and cacheable, unlike the API's own responses (docs/decisions/docs-compressed-api-not.md).
  */
 const routes: FastifyPluginAsync<{ links: Links }> = async (app, { links }) => {
   // Every route of this (encapsulated) plugin is public: the page, its assets and the document.

@@ -5,7 +5,7 @@ import type { Store } from '../store/store.js';
 import type { WebhookEndpointRecord } from '../store/webhook-endpoint-records.js';
 
 /**
- * Whose webhook endpoints a request reaches (docs/decisions.md, "Owners"): its key's owner's, or every
+ * Whose webhook endpoints a request reaches (docs/decisions/owners.md): its key's owner's, or every
  * owner's for a key with `admin`. The routes ask here, so no operation can forget the boundary.
  */
 

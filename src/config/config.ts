@@ -83,7 +83,7 @@ export interface EventStreamLimits {
 
 /**
  * Each stream reads the store on every wake, so their number, not their bytes, is what costs the API
- * (docs/decisions.md, "Events": bounds on streams).
+ * (docs/decisions/stream-bounds.md).
  */
 export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = { perOwner: 20, perProcess: 500, bufferBytes: 65_536 };
 

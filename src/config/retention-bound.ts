@@ -13,8 +13,7 @@ interface Retries {
 /**
  * Refuses an EVENT_RETENTION_DAYS shorter than a webhook delivery may stay pending: every delay of the
  * schedule, plus every attempt (one more than the delays) taking its whole time-out. Shorter, and the purge
- * would remove events whose deliveries are still being retried (docs/decisions.md, "Retention outlasts
- * the retry schedule").
+ * would remove events whose deliveries are still being retried (docs/decisions/retention-outlasts-retries.md).
  */
 export function checkRetentionOutlastsRetries(retentionDays: number, retries: Retries): void {
   const delays = retries.schedule.reduce((sum, delay) => sum + delay, 0);

@@ -1,5 +1,5 @@
 /**
- * Where a webhook delivery stands, and what each attempt of it ended as (docs/decisions.md, "Webhook delivery"):
+ * Where a webhook delivery stands, and what each attempt of it ended as (docs/decisions/every-process-sends.md):
  * `pending` (to be tried, or retried after a failed attempt), `succeeded` (a 2xx), `failed` (the last try).
  */
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;

@@ -1,5 +1,5 @@
 /**
- * Why a delivery was sent (docs/decisions.md, "Webhook operations"): `event`, its event was recorded;
+ * Why a delivery was sent (docs/decisions/delivery-log-filters.md): `event`, its event was recorded;
  * `resend`, an operator resent that one event; `recover`, an operator recovered the endpoint's failed
  * deliveries; `test`, a test send. Each attempt in the deliveries log carries its delivery's.
  */

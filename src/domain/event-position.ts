@@ -1,7 +1,7 @@
 /**
  * Where an event sits in the feed. Events are ordered by (tx, seq): on SQLite tx is always 0 and seq is the
  * commit order; on PostgreSQL tx is the writing transaction's id (xid8), and the feed shows an event only
- * once no transaction with a smaller id can still commit (see docs/decisions.md, "Events").
+ * once no transaction with a smaller id can still commit (see docs/decisions/feed-order-without-a-lock.md).
  */
 export interface EventPosition {
   readonly tx: number;

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Where webhooks may point (docs/decisions.md), as rules without I/O: public addresses only, judged from the
+ * Where webhooks may point (docs/decisions/webhook-sender.md), as rules without I/O: public addresses only, judged from the
  * URL's text and from the addresses its host resolves to. The resolving is the caller's (webhooks/): at
  * registration and by the sender before it connects, so a name that later resolves to a private address
  * (DNS rebinding) is still refused.

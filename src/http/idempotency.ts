@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { ERRORS } from '../errors/catalogue.js';
 import type { Once, OnceResult, StoredResponse } from '../store/once-records.js';
 
-/** How long a key is remembered (IETF httpapi idempotency-key draft: 24 h, docs/decisions.md). */
+/** How long a key is remembered (IETF httpapi idempotency-key draft: 24 h, docs/decisions/idempotency-keys.md). */
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_TEXT = /^[\x20-\x7e]{1,255}$/;
 

@@ -6,7 +6,7 @@ import { ERROR_CODES } from '../schemas/error-codes.js';
 import { optionalBodies } from './optional-bodies.js';
 import { webhooksSection } from './webhooks-section.js';
 
-/** The interface description version (docs/decisions.md, "Versioning"), apart from the package's own version. */
+/** The interface description version (docs/decisions/versioning.md), apart from the package's own version. */
 const INTERFACE_VERSION = '1.0.0';
 
 /** The package is UNLICENSED (package.json): no licence is granted, which SPDX spells as a LicenseRef. */

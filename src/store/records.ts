@@ -155,7 +155,7 @@ export interface ClaimQuery {
   readonly free: ReadonlyMap<number, number>;
   /** Deliveries to take at most of an endpoint not in `free`. */
   readonly freeOtherwise: number;
-  /** Owners at their share of the slots: their endpoints not in `free` get none (docs/decisions.md, "Owners"). */
+  /** Owners at their share of the slots: their endpoints not in `free` get none (docs/decisions/owner-slot-share.md). */
   readonly fullOwners: readonly string[];
 }
 

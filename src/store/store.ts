@@ -207,7 +207,7 @@ export interface DeliveryStore {
 }
 
 /**
- * Sending deliveries again (docs/decisions.md, "Webhook operations"): each is queued as pending with its
+ * Sending deliveries again (docs/decisions/resend.md, docs/decisions/recover.md): each is queued as pending with its
  * attempts starting afresh, under the same delivery (so the same `webhook-id`), and the dispatcher's
  * claims send it. A delivery already pending is left as it is, so nothing is sent twice. A disabled
  * endpoint's are queued too; they wait until it is enabled.
@@ -228,7 +228,7 @@ export interface RedeliveryStore {
   recover(query: RecoverQuery): Promise<RecoverResult | undefined>;
   /**
    * Records a test event (`webhook.test`, data: the endpoint's id) and queues its delivery to the endpoint
-   * alone, due at `now`, in one write: never on the feed, its head or its stream (docs/decisions.md). The
+   * alone, due at `now`, in one write: never on the feed, its head or its stream (docs/decisions/test-send.md). The
    * test event's seq; undefined when the endpoint does not exist.
    */
   sendTest(query: TestSendQuery): Promise<TestSendResult | undefined>;

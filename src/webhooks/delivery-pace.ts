@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 /**
  * The event loop busier than this over a window: API requests are waiting (at 0.75 a request waits about
  * three times its own time for the loop), so deliveries give way. At 0.9, on PostgreSQL sharing the host,
- * the loop rarely got there while deliveries slowed creates by a third or more (docs/decisions.md).
+ * the loop rarely got there while deliveries slowed creates by a third or more (docs/decisions/delivery-pace.md).
  */
 const BUSY = 0.75;
 /** Less busy than this: there is room, and deliveries may start faster again. */

@@ -8,7 +8,7 @@ const SETTLE_TIMEOUT_MS = 5000;
 /**
  * Waits until the feed (optionally with a query such as `type=pet.created`) holds at least `count` events,
  * and returns them. On PostgreSQL an event shows once every transaction that began writing before it has
- * ended (docs/decisions.md, "Events"), and a key's first use writes its last-use time off the request path,
+ * ended (docs/decisions/feed-order-without-a-lock.md), and a key's first use writes its last-use time off the request path,
  * so a test that reads the feed right after its own writes may find the newest missing for a moment.
  */
 export async function settledFeed(get: Get, count: number, query = ''): Promise<any[]> {

@@ -47,7 +47,7 @@ export function buildRequest(
   headers.push(...(parts.extraHeaders ?? []));
   const raw =
     parts.raw || !fetchKeeps(target) || (body !== undefined && (parts.method === 'GET' || parts.method === 'HEAD'));
-  // What the service promises (docs/decisions.md, "Order of checks") whatever else is wrong: 401 first, then 403, then 415 and 413 for a body.
+  // What the service promises (docs/decisions/order-of-checks.md) whatever else is wrong: 401 first, then 403, then 415 and 413 for a body.
   const ownMethod = parts.method === operation.method;
   let expect: number | undefined;
   if (parts.auth.scopes === undefined) expect = 401;

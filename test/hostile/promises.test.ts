@@ -6,7 +6,7 @@ import { snapshot } from './oracle.js';
 import { BODY_LIMIT } from './settings.js';
 import { hostileSuite } from './world.js';
 
-/** What docs/decisions.md promises for hostile input, checked by hand on both stores. */
+/** What the decision records (docs/decisions.md) promise for hostile input, checked by hand on both stores. */
 hostileSuite(({ world }) => {
   test('the documented promises, by hand; a refused request changes nothing', async (t) => {
     const w = await world(t);

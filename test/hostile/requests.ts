@@ -13,7 +13,7 @@ export interface HostileRequest {
   readonly raw: boolean;
   /** False when Node's HTTP parser may refuse it before the app sees it (400/431 or a closed connection). */
   readonly protocolValid: boolean;
-  /** The status docs/decisions.md promises for it, when the generator knows. */
+  /** The status the decision records (docs/decisions.md) promise for it, when the generator knows. */
   readonly expect?: number;
   /** Sent without the Host and Connection headers the raw transport adds otherwise. */
   readonly noHost?: boolean;

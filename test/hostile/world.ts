@@ -14,10 +14,10 @@
  * the HTTP status, code from the table, application/json) whenever the status is 400 or more; after every
  * batch the process answers /healthz, and the store equals the store before the batch plus the effect
  * of the batch's successful POST/PATCH requests, replays excepted (so a refused request changed nothing);
- * a request whose answer docs/decisions.md fixes whatever else is wrong gets it (401 first, then 403, 415, 413).
+ * a request whose answer docs/decisions/order-of-checks.md fixes whatever else is wrong gets it (401 first, then 403, 415, 413).
  * A request Node's HTTP parser refuses before the app sees it may also be answered by closing the
  * connection, but whatever answer it gets is no 5xx and, when it is an error, the Error body
- * (docs/decisions.md: "malformed HTTP gets a 400 Error body").
+ * (docs/decisions/slow-clients.md: "malformed HTTP gets a 400 Error body").
  *
  * The suite is one folder: the tests, grouped by what they attack, in `*.test.ts` (each runs on every
  * backend under `hostile input [<backend>]`); the transport (transport.ts, raw-http-client.ts,

@@ -15,7 +15,7 @@ import { redisLimiter } from '../helpers/redis.js';
 const STEP_MS = 1000 / 1024;
 
 /**
- * Rates whose lease is one token (RPS × 0.25 s < 2, or a burst < 20: docs/decisions.md). A larger lease
+ * Rates whose lease is one token (RPS × 0.25 s < 2, or a burst < 20: docs/decisions/rate-limit-leases.md). A larger lease
  * holds tokens here for later, which is where, by design, the Redis limiter answers other than one bucket.
  */
 const rates: fc.Arbitrary<Rate> = fc.oneof(

@@ -9,7 +9,7 @@ import { BACKENDS } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**
- * Connections to webhook endpoints are kept alive per endpoint (docs/decisions.md, "The sender"). The
+ * Connections to webhook endpoints are kept alive per endpoint (docs/decisions/webhook-sender.md). The
  * store does not matter here: SQLite only.
  */
 

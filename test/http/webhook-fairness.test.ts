@@ -7,7 +7,7 @@ import type { StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**
- * Endpoints that hang cannot starve one that answers (docs/decisions.md, "The sender"): however many hang,
+ * Endpoints that hang cannot starve one that answers (docs/decisions/learned-endpoint-slots.md): however many hang,
  * from the start or after answering for a while, the one that answers gets each event within a second.
  */
 

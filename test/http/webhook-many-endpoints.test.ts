@@ -5,7 +5,7 @@ import type { StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**
- * A thousand endpoints (docs/decisions.md, "A thousand endpoints"): claims take endpoints in turn and
+ * A thousand endpoints (docs/decisions/claims-read-what-they-take.md): claims take endpoints in turn and
  * fan-out queues a bounded step when what is queued runs short; every event still reaches every endpoint,
  * once. (The store contract holds the step's bound; test/unit/delivery-pace.test.ts the idle pace.)
  */

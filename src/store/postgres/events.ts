@@ -84,7 +84,7 @@ const QUERIES = {
  */
 const WATCH_INTERVAL_MS = 500;
 
-/** The feed on PostgreSQL, in (tx, seq) order: see the events table's migration and docs/decisions.md. */
+/** The feed on PostgreSQL, in (tx, seq) order: see the events table's migration and docs/decisions/feed-order-without-a-lock.md. */
 /** QUERIES.cursor's answer. */
 interface CursorFacts {
   tx: number;

@@ -104,8 +104,9 @@ const SETTLE_WAIT_MS = 5000;
 const SETTLE_POLL_MS = 2;
 
 /**
- * Fan-out on PostgreSQL: an event's deliveries are queued after its commit, not in it (docs/decisions.md,
- * "Fan-out"). Each endpoint keeps the (tx, seq) of the last event it was fanned out to, and follows the
+ * Fan-out on PostgreSQL: an event's deliveries are queued after its commit, not in it
+ * (docs/decisions/fan-out-after-commit.md). Each endpoint keeps the (tx, seq) of the last event it was
+ * fanned out to, and follows the
  * feed: only events whose transactions have ended, in (tx, seq) order, so none can commit behind a
  * position (events.ts). A claim that found less due than it could take steps the endpoints on first;
  * a subscription change first settles the old one, so an event goes to the endpoints subscribed and

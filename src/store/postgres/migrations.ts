@@ -56,7 +56,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
   `,
   `
-  -- The outbox (docs/decisions.md, "Events"). tx is the writing transaction's id: the feed orders by
+  -- The outbox (docs/decisions/event-outbox.md). tx is the writing transaction's id: the feed orders by
   -- (tx, seq) and shows an event once every transaction with a smaller id has ended, so no event that
   -- commits later can appear before a position already handed out, without a lock on the writes.
   CREATE TABLE events (
@@ -172,7 +172,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   UPDATE webhook_endpoints SET fanned_tx = pg_snapshot_xmin(pg_current_snapshot());
   `,
   `
-  -- The deliveries log outlives deliveries (docs/decisions.md, "Retention and pending deliveries"): an entry
+  -- The deliveries log outlives deliveries (docs/decisions/expired-deliveries.md): an entry
   -- is kept EVENT_RETENTION_DAYS from its attempt, so a delivery that retention ended keeps its log, and the
   -- failed entry that says so, after its event and delivery are gone. No foreign key to the deliveries
   -- (removing an endpoint removes its log itself); delivery_id is null for a delivery never queued; an index
@@ -215,7 +215,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE webhook_endpoints ADD COLUMN paused_until TIMESTAMPTZ;
   `,
   `
-  -- Owners (docs/decisions.md, "Owners"): every key acts for one, every endpoint belongs to one. What existed
+  -- Owners (docs/decisions/owners.md): every key acts for one, every endpoint belongs to one. What existed
   -- before belongs to 'default', and a key that could write, which then managed every endpoint, keeps that
   -- as the scope webhooks. The list of one owner's endpoints, and its count at the bound, read an index.
   -- Constant defaults: adding the columns rewrites no row.

@@ -64,7 +64,7 @@ export const FAN_OUT_QUERIES = {
  * few at a time, and moves it on; a change of subscription first settles the old one (settle()), so an
  * event still goes to the endpoints subscribed and enabled when it was recorded. A create thus writes its
  * event only: on SQLite every write runs on the event loop, and the trigger that queued the delivery in
- * the create's transaction cost creates about a fifth of their rate (docs/decisions.md). Seq is the commit
+ * the create's transaction cost creates about a fifth of their rate (docs/decisions/fan-out-after-commit.md). Seq is the commit
  * order (one writer at a time), so no event can commit behind an endpoint's position.
  * Runs inside a write (the group commit): the queue and the move commit together.
  */

@@ -56,7 +56,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
   `,
   `
-  -- The outbox (docs/decisions.md, "Events"): every change to pets and orders records its events here in its
+  -- The outbox (docs/decisions/event-outbox.md): every change to pets and orders records its events here in its
   -- own transaction. seq is the commit order: one writer at a time, and AUTOINCREMENT never reuses a number.
   CREATE TABLE events (
     seq             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -137,7 +137,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   DROP TRIGGER events_fan_out;
   `,
   `
-  -- The deliveries log outlives deliveries (docs/decisions.md, "Retention and pending deliveries"): an entry
+  -- The deliveries log outlives deliveries (docs/decisions/expired-deliveries.md): an entry
   -- is kept EVENT_RETENTION_DAYS from its attempt, so a delivery that retention ended keeps its log, and the
   -- failed entry that says so, after its event and delivery are gone. No foreign key to the deliveries
   -- (removing an endpoint removes its log itself); delivery_id is null for a delivery never queued; an index
@@ -199,7 +199,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE webhook_endpoints ADD COLUMN paused_until INTEGER;
   `,
   `
-  -- Owners (docs/decisions.md, "Owners"): every key acts for one, every endpoint belongs to one. What existed
+  -- Owners (docs/decisions/owners.md): every key acts for one, every endpoint belongs to one. What existed
   -- before belongs to 'default', and a key that could write, which then managed every endpoint, keeps that
   -- as the scope webhooks. The list of one owner's endpoints, and its count at the bound, read an index.
   ALTER TABLE api_keys ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';
