@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
@@ -43,6 +44,8 @@ export interface StoreResults {
 export interface Report {
   readonly startedAt: string;
   readonly command: string;
+  /** The checkout measured: its commit, and whether files differed from it (docs/performance.md cites both). */
+  readonly commit: string;
   readonly machine: { cpus: number; model: string; memoryGb: number; kernel: string; node: string };
   readonly loadGenerator: string;
   readonly settings: { pets: number; connections: number; durationSeconds: number; warmupSeconds: number };
@@ -69,6 +72,21 @@ function machine(): Report['machine'] {
   };
 }
 
+/** The checkout's commit, and whether the working tree differs from it; `unknown` outside git. */
+function commit(): string {
+  // --no-optional-locks: the others' git commands in this checkout never find the index locked by the bench.
+  const git = (...args: string[]) =>
+    execFileSync('git', ['--no-optional-locks', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  try {
+    const head = git('rev-parse', '--short', 'HEAD').trim();
+    return git('status', '--porcelain', '--untracked-files=no').trim() === ''
+      ? head
+      : `${head} with uncommitted changes`;
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** A run's report before anything is measured: how the load and the service are set up. */
 export function newReport(
   options: BenchOptions,
@@ -80,6 +98,7 @@ export function newReport(
   return {
     startedAt: new Date().toISOString(),
     command,
+    commit: commit(),
     machine: machine(),
     loadGenerator,
     settings: { pets, connections, durationSeconds, warmupSeconds },
@@ -202,7 +221,7 @@ function setUp(report: Report): string[] {
   const service = `- Service: ${Object.entries(report.service)
     .map(([name, value]) => `${name}=${value}`)
     .join(', ')}`;
-  const command = `- Command: \`${report.command}\` (started ${report.startedAt})`;
+  const command = `- Command: \`${report.command}\` at commit \`${report.commit}\` (started ${report.startedAt})`;
   const machine = `- Machine: ${m.cpus} × ${m.model}, ${m.memoryGb} GB, ${m.kernel}, Node ${m.node}`;
   if (against !== undefined) {
     return [
