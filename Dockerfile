@@ -1,5 +1,5 @@
 # petstore in a container: docker build -t petstore . && docker run -p 8080:8080 -v petstore-data:/var/lib/petstore petstore
-# (README.md, "The command, containers and systemd"). Node 22 LTS by default: `--build-arg NODE_VERSION=24` for the next LTS.
+# (docs/operations.md, "The command, containers and systemd"). Node 22 LTS by default: `--build-arg NODE_VERSION=24` for the next LTS.
 ARG NODE_VERSION=22
 
 # Build: every dependency, the compiled dist/, then the development dependencies removed again.

@@ -1,6 +1,6 @@
 import { ConfigError } from './config-error.js';
 
-/** OpenTelemetry traces, exported over OTLP/HTTP (README, "Traces"). */
+/** OpenTelemetry traces, exported over OTLP/HTTP (docs/operations.md, "Traces"). */
 export interface TracingConfig {
   /** OTEL_SERVICE_NAME: the `service.name` every span carries; `petstore` when unset. */
   readonly serviceName: string;

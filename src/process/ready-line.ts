@@ -1,6 +1,6 @@
 /**
  * The line a start ends with, once the service listens and any first key is printed: `"msg":"ready"` with
- * the `url` it serves. Operators wait for it (README, "Logs and metrics"), and so do the tests and the bench
+ * the `url` it serves. Operators wait for it (docs/operations.md, "Logs and metrics"), and so do the tests and the bench
  * (dev/service-process.ts), which match on these names rather than on a copy of the text.
  */
 export const READY_MESSAGE = 'ready';

@@ -81,7 +81,7 @@ describe('rate-limit metrics', () => {
     assert.equal(sample(text, 'petstore_rate_limit_rejections_total', { reason: 'api_key' }), 3);
   });
 
-  test('the README names exactly the reasons rejections are counted by', async (t) => {
+  test('the operator manual names exactly the reasons rejections are counted by', async (t) => {
     const h = await startHarness(t, sqlite, {
       rateLimit: () => ({ limiter: new MemoryRateLimiter(), perKey: rate }),
     });
@@ -91,8 +91,8 @@ describe('rate-limit metrics', () => {
     const counted = [...text.matchAll(/^petstore_rate_limit_rejections_total\{reason="(\w+)"\} [1-9]/gm)].map(
       (m) => m[1],
     );
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const row = readme.split('\n').find((line) => line.startsWith('| `petstore_rate_limit_rejections_total`')) ?? '';
+    const manual = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    const row = manual.split('\n').find((line) => line.startsWith('| `petstore_rate_limit_rejections_total`')) ?? '';
     const documented = [...(/\(([^)]*)\)/.exec(row)?.[1]?.matchAll(/`(\w+)`/g) ?? [])].map((m) => m[1]);
     assert.deepEqual(documented.sort(), counted.sort(), row);
     assert.equal(counted.length, 2);

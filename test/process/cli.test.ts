@@ -187,7 +187,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
   test('failures exit non-zero with one "petstore: " line on stderr and nothing on stdout', async (t) => {
     const { env } = freshDb(t);
     await createKey(env, 'dup');
-    // Exit status 2 for a wrong command line, 1 for a failure while running (README).
+    // Exit status 2 for a wrong command line, 1 for a failure while running (docs/operations.md, "Command line").
     const cases: [string, string[], NodeJS.ProcessEnv, number][] = [
       ['unknown command', ['frobnicate'], env, 2],
       ['keys create without --name', ['keys', 'create'], env, 2],
@@ -238,7 +238,7 @@ describe('petstore CLI (node dist/cli.js)', () => {
     assert.match(nearMiss.stderr, /^petstore: unknown option "--scope"; did you mean "--scopes"\?\n$/);
     const bogus = results[cases.findIndex(([label]) => label === 'unknown option on create')] as CliResult;
     assert.match(bogus.stderr, /^petstore: unknown option "--bogus"; it takes --name, --owner, --scopes, --expires\n$/);
-    // A second key of the same name says the rule and the way out (the README's KEY=$(…) relies on the exit status).
+    // A second key of the same name says the rule and the way out (docs/consumers.md's KEY=$(…) relies on the exit status).
     const duplicate = results[cases.findIndex(([label]) => label === 'duplicate active name')] as CliResult;
     assert.match(
       duplicate.stderr,

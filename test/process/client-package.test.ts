@@ -18,12 +18,12 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIST_CLIENT = join(ROOT, 'dist', 'client');
 const run = promisify(execFile);
 
-/** The first fenced code block of the README's client section. */
-function readmeExample(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.split(/^## /m).find((part) => part.startsWith('Calling the API from TypeScript\n'));
+/** The first fenced code block of the consumer guide's client section (docs/consumers.md). */
+function guideExample(): string {
+  const guide = readFileSync(join(ROOT, 'docs', 'consumers.md'), 'utf8');
+  const section = guide.split(/^## /m).find((part) => part.startsWith('Calling the API from TypeScript\n'));
   const code = section === undefined ? undefined : /^```js\n([\s\S]*?)^```$/m.exec(section)?.[1];
-  assert.ok(code, 'the README has a "Calling the API from TypeScript" section with a ```js block');
+  assert.ok(code, 'docs/consumers.md has a "Calling the API from TypeScript" section with a ```js block');
   return code;
 }
 
@@ -90,17 +90,17 @@ async function runExample(t: TestContext, backend: StoreBackend, dir: string): P
   assert.match(stdout, new RegExp(`^409 conflict: pet ${id} is pending, not available$`, 'm'));
 }
 
-test("the README's client example is valid TypeScript (strict), against the package's types", async (t) => {
+test("the consumer guide's client example is valid TypeScript (strict), against the package's types", async (t) => {
   const dir = consumerProject(t);
-  writeFileSync(join(dir, 'example.mts'), readmeExample());
+  writeFileSync(join(dir, 'example.mts'), guideExample());
   await typeCheck(dir, ['example.mts']);
 });
 
 eachBackend((backend) => {
-  describe(`the README's client example [${backend.name}]`, () => {
+  describe(`the consumer guide's client example [${backend.name}]`, () => {
     test('runs with plain node against `petstore serve`', async (t) => {
       const dir = consumerProject(t);
-      writeFileSync(join(dir, 'example.mjs'), readmeExample());
+      writeFileSync(join(dir, 'example.mjs'), guideExample());
       await runExample(t, backend, dir);
     });
   });
@@ -158,14 +158,17 @@ test('`npm run pack:client`: the client alone, installable with no dependencies'
     assert.deepEqual(installed, ['petstore-client']);
   });
 
-  await t.test("its types: the README's example type-checks (strict), and they are the service's own", async () => {
-    writeFileSync(join(dir, 'example.mts'), readmeExample().replaceAll("'petstore/client'", "'petstore-client'"));
-    // Without --skipLibCheck: the package's own .d.ts files must resolve and type-check without typebox.
-    await typeCheck(dir, ['example.mts'], true);
-    // With it: the service's side reaches typebox, whose declarations would take seconds to check.
-    writeFileSync(join(dir, 'same-types.mts'), sameTypesModule(dir));
-    await typeCheck(dir, ['same-types.mts']);
-  });
+  await t.test(
+    "its types: the consumer guide's example type-checks (strict), and they are the service's own",
+    async () => {
+      writeFileSync(join(dir, 'example.mts'), guideExample().replaceAll("'petstore/client'", "'petstore-client'"));
+      // Without --skipLibCheck: the package's own .d.ts files must resolve and type-check without typebox.
+      await typeCheck(dir, ['example.mts'], true);
+      // With it: the service's side reaches typebox, whose declarations would take seconds to check.
+      writeFileSync(join(dir, 'same-types.mts'), sameTypesModule(dir));
+      await typeCheck(dir, ['same-types.mts']);
+    },
+  );
 
   await t.test(
     'its own README: a project set up as it says compiles its example (tsc --strict) and runs it',
@@ -196,8 +199,8 @@ test('`npm run pack:client`: the client alone, installable with no dependencies'
     },
   );
 
-  await t.test("the README's example runs with plain node against `petstore serve`", async (t) => {
-    writeFileSync(join(dir, 'example.mjs'), readmeExample().replaceAll("'petstore/client'", "'petstore-client'"));
+  await t.test("the consumer guide's example runs with plain node against `petstore serve`", async (t) => {
+    writeFileSync(join(dir, 'example.mjs'), guideExample().replaceAll("'petstore/client'", "'petstore-client'"));
     const sqlite = BACKENDS.find((backend) => backend.name === 'sqlite');
     assert.ok(sqlite);
     await runExample(t, sqlite, dir);

@@ -14,18 +14,18 @@ import { BACKENDS, createPostgresSchema, postgresConfig } from '../helpers/store
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**
- * The README's least-privilege set-up, for real: `petstore migrate` as the tables' owner, then the README's
- * grants (read from the README, so it stays true) to a login role of its own, and the service run as that
+ * The operator manual's least-privilege set-up (docs/operations.md), for real: `petstore migrate` as the
+ * tables' owner, then its grants (read from the page, so it stays true) to a login role of its own, and the service run as that
  * role through every kind of statement it makes.
  */
 
 const skip = BACKENDS.find((backend) => backend.name === 'postgres')?.skip;
 
-/** The grants in the README's PostgreSQL section, for the service's user `petstore` in schema `public`. */
-function readmeGrants(): string[] {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const block = /```sql\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('### PostgreSQL')))?.[1];
-  assert.ok(block !== undefined, "the README's PostgreSQL section lists its grants in a sql block");
+/** The grants in the operator manual's PostgreSQL section, for the service's user `petstore` in schema `public`. */
+function manualGrants(): string[] {
+  const manual = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const block = /```sql\n([\s\S]*?)```/.exec(manual.slice(manual.indexOf('### PostgreSQL')))?.[1];
+  assert.ok(block !== undefined, "docs/operations.md's PostgreSQL section lists its grants in a sql block");
   const lines = block.split('\n').filter((line) => line.trim() !== '');
   for (const line of lines) assert.match(line, /^(GRANT|ALTER DEFAULT PRIVILEGES) [^;]+ TO petstore;$/);
   return lines;
@@ -39,7 +39,7 @@ interface Deployment {
   /** The service's DATABASE_URL: the new role, in the same schema. */
   readonly serviceUrl: string;
   readonly schema: string;
-  /** Applies the README's grants to the service's role, as the owner. */
+  /** Applies the manual's grants to the service's role, as the owner. */
   grant(): Promise<void>;
 }
 
@@ -72,7 +72,7 @@ async function deployment(t: TestContext): Promise<Deployment> {
     serviceUrl: service.href,
     schema: schemaName,
     async grant() {
-      for (const line of readmeGrants()) {
+      for (const line of manualGrants()) {
         await admin.query(line.replace(/\bpublic\b/g, schemaName).replace(/\bpetstore;$/, `${role};`));
       }
     },
@@ -92,8 +92,8 @@ function refusal(version: number, schema: string): RegExp {
   );
 }
 
-describe('PostgreSQL with the least privileges the README grants', { skip }, () => {
-  test('the service runs every operation with exactly the README grants', async (t) => {
+describe('PostgreSQL with the least privileges the operator manual grants', { skip }, () => {
+  test('the service runs every operation with exactly the grants the manual gives', async (t) => {
     const db = await deployment(t);
     const migrated = await runCli(['migrate'], cliEnv(db.ownerUrl));
     assert.equal(migrated.code, 0, migrated.stderr);

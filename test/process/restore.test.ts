@@ -13,7 +13,7 @@ import { startReceiver } from '../helpers/webhook-receiver.js';
 /**
  * `petstore restore FILE`, black-box: a backup made while the service ran, events made after it (then
  * lost), the service stopped and the backup restored. A receiver that deduplicates by webhook-id, as the
- * README advises, still gets every event made after the restore; the deliveries pending at the backup point
+ * consumer guide (docs/consumers.md) advises, still gets every event made after the restore; the deliveries pending at the backup point
  * are sent; a feed cursor from before the backup point works and one from the lost history is 410.
  */
 

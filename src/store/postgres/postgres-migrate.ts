@@ -28,7 +28,7 @@ async function schemaVersion(client: pg.ClientBase): Promise<number> {
 
 /**
  * Brings the schema up to date. An up-to-date schema is only read, so a role with no DDL rights (the
- * README's least-privilege set-up) starts; a schema behind is migrated under a session advisory lock, so
+ * docs/operations.md's least-privilege set-up) starts; a schema behind is migrated under a session advisory lock, so
  * several instances starting at once apply each migration exactly once: the others wait, then find
  * nothing to do. Each migration runs in its own transaction (PostgreSQL DDL is transactional). Returns
  * the versions it applied.

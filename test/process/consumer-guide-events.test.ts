@@ -12,17 +12,17 @@ import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
-/** The README's programs are separate processes: they get time to start and to print. */
+/** The consumer guide's programs are separate processes: they get time to start and to print. */
 const PATIENT = { timeoutMs: 10_000 };
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const README_ORIGIN = 'http://127.0.0.1:8080';
+const GUIDE_ORIGIN = 'http://127.0.0.1:8080';
 
-/** The fenced blocks of the README's events section, in order, by language. */
+/** The fenced blocks of the consumer guide's events section (docs/consumers.md), in order, by language. */
 function snippets(): { js: string[]; sh: string[] } {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.split(/^## /m).find((part) => part.startsWith('Events: what changed\n'));
-  assert.ok(section, 'the README has an "Events: what changed" section');
+  const guide = readFileSync(join(ROOT, 'docs', 'consumers.md'), 'utf8');
+  const section = guide.split(/^## /m).find((part) => part.startsWith('Events: what changed\n'));
+  assert.ok(section, 'docs/consumers.md has an "Events: what changed" section');
   const blocks = [...section.matchAll(/^```(js|sh)\n([\s\S]*?)^```$/gm)];
   return {
     js: blocks.filter((block) => block[1] === 'js').map((block) => block[2] as string),
@@ -64,7 +64,7 @@ async function freePort(): Promise<number> {
 }
 
 eachBackend((backend) => {
-  describe(`the README's events snippets [${backend.name}]`, () => {
+  describe(`the consumer guide's events snippets [${backend.name}]`, () => {
     test('poll with the client, stream with curl, receive and verify a webhook', async (t) => {
       const { js, sh } = snippets();
       assert.equal(js.length, 2, 'a client snippet and a receiver');
@@ -73,13 +73,13 @@ eachBackend((backend) => {
         WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
         WEBHOOK_RETRY_SCHEDULE: '100ms,200ms',
       });
-      const key = await createKey(env, 'readme');
+      const key = await createKey(env, 'guide');
       const serve = await startServe(t, env);
       const call = (method: string, path: string, body?: unknown) =>
         request(serve.url, method, path, body === undefined ? {} : { body }, key);
       const dir = consumerProject(t);
       const shell = (snippet: string) =>
-        run(t, 'bash', ['-c', snippet.replaceAll(README_ORIGIN, serve.url)], { env: { ...process.env, KEY: key } });
+        run(t, 'bash', ['-c', snippet.replaceAll(GUIDE_ORIGIN, serve.url)], { env: { ...process.env, KEY: key } });
 
       // Registering: the answer shows the secret once.
       const registration = shell(sh[1] as string);
