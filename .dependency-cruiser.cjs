@@ -11,7 +11,7 @@ const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error',
 
 /** The request side below the routes (api/), by level: the features, then the helpers they share. */
 const FEATURES = 'events|webhooks|plugins|rate-limit|openapi|portal';
-const HELPERS = 'http|cache|validation|observability|services';
+const HELPERS = 'http|cache|schema-compilers|observability|services';
 const REQUEST_SIDE = `api|${FEATURES}|${HELPERS}`;
 
 /** Files under `from` import nothing in src/ but their own folder and the `allowed` ones below it. */

@@ -45,13 +45,13 @@ import { portalSessionRoutes } from './portal/portal-session-routes.js';
 import { PORTAL_PATH, PortalSessions } from './portal/portal-sessions.js';
 import { FailOpen } from './rate-limit/fail-open.js';
 import { failedAuthLimit, keyRateLimit, type RateLimitOptions } from './rate-limit/rate-limit-plugins.js';
+import { validation } from './schema-compilers/validation-plugin.js';
 import { DEFAULT_LIMITS, fastifyOptions, limitConnections, type ServerLimits } from './server/fastify-options.js';
 import { gracefulClose } from './server/graceful-close.js';
 import { lingeringClose } from './server/lingering-close.js';
 import { logDrops } from './server/log-drops.js';
 import type { Store } from './store/store.js';
 import { type AroundCall, wrapStore } from './store/wrapped-store.js';
-import { validation } from './validation/validation-plugin.js';
 import { type DeliveryOptions, webhookDelivery } from './webhooks/delivery-plugin.js';
 import { type Lookup, systemLookup } from './webhooks/target-policy.js';
 

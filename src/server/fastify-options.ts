@@ -3,7 +3,7 @@ import { BODY_LIMIT_BYTES } from '../domain/limits.js';
 import { frameworkErrors } from '../errors/error-handler.js';
 import { requestIdOf } from '../observability/request-id.js';
 import { RequestLog } from '../observability/request-log.js';
-import { serializerFactory } from '../serialization/serializer-factory.js';
+import { serializerFactory } from '../schema-compilers/serializer-factory.js';
 import { clientErrorHandler } from './client-error.js';
 import { LINGERING_CLOSE_BYTES, LINGERING_CLOSE_MS } from './lingering-close.js';
 import { capConnectionsPerAddress } from './per-address-connections.js';
