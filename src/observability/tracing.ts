@@ -36,8 +36,10 @@ export function startTracing(config: TracingConfig): Tracing {
   });
   provider.register();
   const fastify = new FastifyOtelInstrumentation({
-    // Hooks are a dozen spans a request that say little; the request span and the handler's remain.
+    // A span per hook (a dozen a request) and one for the handler say little the request span and the
+    // store's spans do not, and each span costs (docs/performance.md, "Traces").
     instrumentHooks: false,
+    instrumentHandler: false,
     ignorePaths: ({ url }) => UNTRACED_PATHS.has(url),
     // Named `METHOD /route`, as OpenTelemetry's HTTP conventions name server spans.
     requestHook: (span, request) => span.updateName(`${request.method} ${request.routeOptions.url ?? ''}`.trim()),
