@@ -9,7 +9,9 @@ export type {
   OrderPlacedEvent,
   OrderStatusChangedEvent,
   PetCreatedEvent,
+  PetDeletedEvent,
   PetStatusChangedEvent,
+  PetUpdatedEvent,
   WebhookEndpointDisabledEvent,
 } from '../schemas/event.js';
 export type { NewOrder, Order, OrderStatus, OrderStatusChange } from '../schemas/order.js';

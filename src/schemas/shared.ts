@@ -5,7 +5,9 @@ import {
   OrderPlacedEvent,
   OrderStatusChangedEvent,
   PetCreatedEvent,
+  PetDeletedEvent,
   PetStatusChangedEvent,
+  PetUpdatedEvent,
   WebhookEndpointDisabledEvent,
 } from './event.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
@@ -35,7 +37,9 @@ export const SHARED_SCHEMAS = [
   ErrorBody,
   EventType,
   PetCreatedEvent,
+  PetDeletedEvent,
   PetStatusChangedEvent,
+  PetUpdatedEvent,
   OrderPlacedEvent,
   OrderStatusChangedEvent,
   Event,

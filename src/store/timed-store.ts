@@ -30,6 +30,8 @@ export function timedStore(store: Store, observe: ObserveCall): Store {
       createOnce: timed('pets.createOnce', (pet, once) => pets.createOnce(pet, once), observe),
       get: timed('pets.get', (id) => pets.get(id), observe),
       list: timed('pets.list', (query) => pets.list(query), observe),
+      update: timed('pets.update', (id, patch, expected) => pets.update(id, patch, expected), observe),
+      remove: timed('pets.remove', (id, expected) => pets.remove(id, expected), observe),
     },
     orders: {
       place: timed('orders.place', (order) => orders.place(order), observe),

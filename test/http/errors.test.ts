@@ -18,7 +18,7 @@ function brokenStore(real: Store): Store {
     kind: real.kind,
     secret: (name) => real.secret(name),
     apiKeys: real.apiKeys,
-    pets: { create: fail, createOnce: fail, get: fail, list: fail },
+    pets: { create: fail, createOnce: fail, get: fail, list: fail, update: fail, remove: fail },
     orders: { place: fail, placeOnce: fail, get: fail, list: fail, changeStatus: fail },
     events: { list: fail, head: fail, purge: fail, watch: () => () => undefined },
     webhooks: { create: fail, get: fail, list: fail, update: fail, rotateSecret: fail, remove: fail, attempts: fail },

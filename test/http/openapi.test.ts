@@ -414,6 +414,8 @@ eachBackend((backend) => {
       assert.deepEqual(Object.keys(doc.webhooks), [
         'pet.created',
         'pet.status_changed',
+        'pet.updated',
+        'pet.deleted',
         'order.placed',
         'order.status_changed',
         'webhook_endpoint.disabled',

@@ -253,4 +253,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   ALTER TABLE events ADD COLUMN tx_before_restore xid8;
   `,
+  `
+  -- Pets you can correct (docs/decisions.md): each pet's version, its ETag, one more with every change;
+  -- existing pets start at 1 (a constant default: adding it rewrites no row). A deleted pet's row is
+  -- removed, and its orders keep their pet_id, so orders lose the foreign key to pets.
+  ALTER TABLE pets ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+  ALTER TABLE orders DROP CONSTRAINT orders_pet_id_fkey;
+  `,
 ];
