@@ -181,7 +181,7 @@ export const ERRORS = {
     retryAfter,
   ),
 
-  // What it asks for (404, 405, 409, 410, 422).
+  // What it asks for (404, 405, 409, 410, 412, 422).
   noRoute: errorKind('not_found', (method: string, path: string) => `no route for ${method} ${path}`),
   petNotFound: errorKind('not_found', (id: number) => `pet ${id} does not exist`),
   orderNotFound: errorKind('not_found', (id: number) => `order ${id} does not exist`),
@@ -212,6 +212,17 @@ export const ERRORS = {
       `an order cannot move from ${from} to ${to}; ` +
       (next.length === 0 ? `${from} is final` : `from ${from} it can move to: ${next.join(', ')}`),
   ),
+  petStatusHeld: errorKind(
+    'conflict',
+    (id: number, orderId: number, orderStatus: string) =>
+      `the status of pet ${id} cannot change while order ${orderId} (${orderStatus}) holds it; ` +
+      'move or cancel the order instead',
+  ),
+  petDeleteHeld: errorKind(
+    'conflict',
+    (id: number, orderId: number, orderStatus: string) =>
+      `pet ${id} cannot be deleted while order ${orderId} (${orderStatus}) holds it; cancel or deliver the order first`,
+  ),
   idempotencyInFlight: errorKind(
     'conflict',
     () => 'a request with this Idempotency-Key is still in progress; retry shortly',
@@ -231,6 +242,11 @@ export const ERRORS = {
     () =>
       'the database was restored from a backup made before this cursor: the events after it were lost; ' +
       'read the feed again without a cursor',
+  ),
+  petChanged: errorKind(
+    'precondition_failed',
+    (id: number, etag: string) =>
+      `pet ${id} has changed: its ETag is now ${etag}, which "If-Match" does not name; read it again and decide anew`,
   ),
   idempotencyMismatch: errorKind(
     'idempotency_mismatch',
@@ -263,6 +279,7 @@ export const ERROR_EXAMPLES: Readonly<Record<ErrorCode, ApiError>> = {
   method_not_allowed: ERRORS.methodNotAllowed.create('PUT', 'GET, HEAD, POST'),
   conflict: ERRORS.petNotAvailable.create(42, 'pending'),
   gone: ERRORS.removed.create('GET /v1/pets/:petId', '2030-12-05', '/v1/pets'),
+  precondition_failed: ERRORS.petChanged.create(42, '"3"'),
   payload_too_large: ERRORS.bodyTooLarge.create(),
   unsupported_media_type: ERRORS.notJson.create(),
   idempotency_mismatch: ERRORS.idempotencyMismatch.create(),

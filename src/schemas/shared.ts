@@ -11,7 +11,7 @@ import {
   WebhookEndpointDisabledEvent,
 } from './event.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
-import { NewPet, Pet, PetStatus } from './pet.js';
+import { NewPet, Pet, PetChange, PetStatus } from './pet.js';
 import { PortalLink, PortalLinkRequest } from './portal-link.js';
 import {
   CreatedWebhookEndpoint,
@@ -30,6 +30,7 @@ export const SHARED_SCHEMAS = [
   PetStatus,
   Pet,
   NewPet,
+  PetChange,
   OrderStatus,
   Order,
   NewOrder,
