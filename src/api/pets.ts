@@ -6,9 +6,9 @@ import { NAME_MAX_CHARS, petNameProblem } from '../domain/pet-name.js';
 import { ERRORS } from '../errors/catalogue.js';
 import { deprecationHooks } from '../http/deprecation.js';
 import {
+  documentIfNoneMatch,
   ETAG_HEADER,
   IfMatchHeader,
-  IfNoneMatchHeader,
   notModified,
   notModifiedSent,
   PAGE_ETAG_HEADER,
@@ -64,7 +64,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
   app.get(
     '/v1/pets',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', swaggerTransform: documentIfNoneMatch },
       schema: {
         operationId: 'listPets',
         summary: 'List animals',
@@ -74,7 +74,6 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
           'Each page has a weak `ETag`; with it as `If-None-Match`, an unchanged page is 304.',
         tags: ['pets'],
         querystring: ListPetsQuery,
-        headers: IfNoneMatchHeader,
         response: {
           200: Type.Array(ref(Pet), {
             description: 'A page of animals.',
@@ -149,7 +148,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
   app.get(
     '/v1/pets/:petId',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', swaggerTransform: documentIfNoneMatch },
       ...deprecationHooks(
         {
           deprecatedAt: GET_PET_DEPRECATED_AT,
@@ -170,7 +169,6 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
         tags: ['pets'],
         params: PetIdParams,
         querystring: NoQuery,
-        headers: IfNoneMatchHeader,
         response: {
           200: ref(Pet, { description: 'The animal.', headers: { ...DEPRECATION_HEADERS, ...ETAG_HEADER } }),
           304: notModified('the animal'),
