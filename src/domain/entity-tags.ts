@@ -20,8 +20,8 @@ const elements = (value: string) =>
 /**
  * What `If-Match` asks of a pet: `undefined` when the field is absent or `*` (any current pet: one that does
  * not exist is 404 whatever the condition); otherwise the versions it names. A weak tag never matches under
- * the strong comparison If-Match uses, and a malformed field (an element that is no tag) matches nothing: a change must
- * not apply on a condition the service cannot read. An empty list then refuses every version (412).
+ * the strong comparison If-Match uses, and a malformed field (an element that is no tag) matches nothing:
+ * a change must not apply on a condition the service cannot read. An empty list refuses every version (412).
  */
 export function ifMatchVersions(field: string | undefined): readonly number[] | undefined {
   if (field === undefined) return undefined;
