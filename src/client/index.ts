@@ -9,11 +9,13 @@ export type {
   OrderPlacedEvent,
   OrderStatusChangedEvent,
   PetCreatedEvent,
+  PetDeletedEvent,
   PetStatusChangedEvent,
+  PetUpdatedEvent,
   WebhookEndpointDisabledEvent,
 } from '../schemas/event.js';
 export type { NewOrder, Order, OrderStatus, OrderStatusChange } from '../schemas/order.js';
-export type { NewPet, Pet, PetStatus } from '../schemas/pet.js';
+export type { NewPet, Pet, PetChange, PetStatus } from '../schemas/pet.js';
 export type { PortalLink, PortalLinkRequest } from '../schemas/portal-link.js';
 export type {
   CreatedWebhookEndpoint,
@@ -29,6 +31,7 @@ export type { TestSendAccepted, WebhookTestEvent } from '../schemas/webhook-test
 export type { Page } from './page.js';
 export {
   type CallOptions,
+  type ConditionalOptions,
   type CreateOptions,
   type EventsOptions,
   type ListEventsQuery,
@@ -38,6 +41,7 @@ export {
   type ListWebhookEndpointsQuery,
   PetstoreClient,
   type PetstoreClientOptions,
+  type WithEtag,
 } from './petstore-client.js';
 export {
   type ClientErrorCode,

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Event, ListEventsQuery as ListEventsQuerySchema } from '../schemas/event.js';
 import type { ListOrdersQuery as ListOrdersQuerySchema, NewOrder, Order, OrderStatusChange } from '../schemas/order.js';
-import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet } from '../schemas/pet.js';
+import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet, PetChange } from '../schemas/pet.js';
 import type { PortalLink, PortalLinkRequest } from '../schemas/portal-link.js';
 import type {
   CreatedWebhookEndpoint,
@@ -50,6 +50,20 @@ export interface CreateOptions extends CallOptions {
    */
   readonly idempotencyKey?: string | undefined;
 }
+
+export interface ConditionalOptions extends CallOptions {
+  /**
+   * Sent as `If-Match`: the `etag` of the pet as you read it (or as an event told it). The change applies only if
+   * the pet is still at that version; otherwise it rejects with 412 `precondition_failed` and nothing changes.
+   */
+  readonly ifMatch?: string | undefined;
+}
+
+/**
+ * A pet with its `ETag`, the version to send back as `ifMatch`. `etag` is not enumerable: `JSON.stringify`, a
+ * spread and `deepEqual` see the Pet alone, as the service sent it.
+ */
+export type WithEtag<T> = T & { readonly etag: string };
 
 /** Every parameter optional, and `undefined` accepted for "not given" (handy when passing `nextCursor` along). */
 type Loose<T> = { readonly [K in keyof T]?: T[K] | undefined };
@@ -109,9 +123,33 @@ export class PetstoreClient {
     return everyItem((cursor) => this.listPets({ ...query, cursor }, options));
   }
 
-  /** `createPet`: adds an animal (`status` defaults to `available`) and returns it with its `id`. */
-  createPet(pet: NewPet, { idempotencyKey, signal }: CreateOptions = {}): Promise<Pet> {
-    return this.#body<Pet>({ method: 'POST', path: '/v1/pets', body: pet, idempotencyKey, signal });
+  /** `createPet`: adds an animal (`status` defaults to `available`) and returns it with its `id` and `etag`. */
+  createPet(pet: NewPet, { idempotencyKey, signal }: CreateOptions = {}): Promise<WithEtag<Pet>> {
+    return this.#pet({ method: 'POST', path: '/v1/pets', body: pet, idempotencyKey, signal });
+  }
+
+  /**
+   * `updatePet`: changes the fields given (a JSON Merge Patch of `name`, `categoryId`, `status`) and returns the
+   * animal with its new `etag`. `status` changes only while no order holds the animal (else 409 `conflict`).
+   * With `ifMatch`, only the version you read is changed (else 412 `precondition_failed`). Retried only where
+   * the service cannot have acted.
+   */
+  updatePet(petId: number, change: PetChange, { ifMatch, signal }: ConditionalOptions = {}): Promise<WithEtag<Pet>> {
+    const headers = { 'content-type': 'application/merge-patch+json', ...ifMatchHeader(ifMatch) };
+    return this.#pet({ method: 'PATCH', path: petPath(petId), body: change, headers, signal });
+  }
+
+  /**
+   * `deletePet`: removes the animal (409 `conflict` while an order holds it; with `ifMatch`, only that version).
+   * Retried only where the service cannot have acted: a repeat after a lost answer would be 404.
+   */
+  async deletePet(petId: number, { ifMatch, signal }: ConditionalOptions = {}): Promise<void> {
+    await this.#transport.send<undefined>({
+      method: 'DELETE',
+      path: petPath(petId),
+      headers: ifMatchHeader(ifMatch),
+      signal,
+    });
   }
 
   /**
@@ -120,8 +158,8 @@ export class PetstoreClient {
    * @deprecated The service removes `GET /v1/pets/{petId}` on 5 December 2030 and answers 410 `gone` from then.
    * Use {@link PetstoreClient.listPets} or {@link PetstoreClient.pets} with the `status` filter instead.
    */
-  getPet(petId: number, { signal }: CallOptions = {}): Promise<Pet> {
-    return this.#body<Pet>({ method: 'GET', path: `/v1/pets/${encodeURIComponent(petId)}`, signal });
+  getPet(petId: number, { signal }: CallOptions = {}): Promise<WithEtag<Pet>> {
+    return this.#pet({ method: 'GET', path: petPath(petId), signal });
   }
 
   /** `listOrders`: one page of orders in `id` order, optionally only those with `status`. */
@@ -322,6 +360,15 @@ export class PetstoreClient {
     return (await this.#transport.send<T>(call)).body;
   }
 
+  /** A call whose answer is one pet: the Pet, with its `ETag` as `etag`. */
+  async #pet(call: Call): Promise<WithEtag<Pet>> {
+    const { body, headers } = await this.#transport.send<Pet>(call);
+    return Object.defineProperty(body, 'etag', {
+      value: headers.get('etag') ?? '',
+      enumerable: false,
+    }) as WithEtag<Pet>;
+  }
+
   async #page<T>(
     path: string,
     query: ListPetsQuery | ListOrdersQuery | ListEventsQuery | ListWebhookEndpointsQuery | ListWebhookDeliveriesQuery,
@@ -331,3 +378,7 @@ export class PetstoreClient {
     return { items: body, nextCursor: nextCursor(headers.get('link')) };
   }
 }
+
+const petPath = (petId: number) => `/v1/pets/${encodeURIComponent(petId)}`;
+
+const ifMatchHeader = (ifMatch: string | undefined) => (ifMatch === undefined ? {} : { 'if-match': ifMatch });

@@ -27,6 +27,8 @@ export interface Call {
    * where the service cannot have acted.
    */
   readonly unkeyed?: boolean | undefined;
+  /** Sent as they are, after the client's own (a body's `content-type` may be replaced). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -64,6 +66,7 @@ export class Transport {
     if (call.body !== undefined) headers.set('content-type', 'application/json');
     const keyed = call.method === 'POST' && call.unkeyed !== true;
     if (keyed) headers.set('idempotency-key', structuredString(call.idempotencyKey ?? randomUUID()));
+    for (const [name, value] of Object.entries(call.headers ?? {})) headers.set(name, value);
     const retriedAs = keyed || call.method === 'GET' ? call.method : 'PATCH';
     const init: RequestInit = {
       method: call.method,

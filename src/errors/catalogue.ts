@@ -182,7 +182,7 @@ export const ERRORS = {
     retryAfter,
   ),
 
-  // What it asks for (404, 405, 409, 410, 422).
+  // What it asks for (404, 405, 409, 410, 412, 422).
   noRoute: errorKind('not_found', (method: string, path: string) => `no route for ${method} ${path}`),
   petNotFound: errorKind('not_found', (id: number) => `pet ${id} does not exist`),
   orderNotFound: errorKind('not_found', (id: number) => `order ${id} does not exist`),
@@ -213,6 +213,17 @@ export const ERRORS = {
       `an order cannot move from ${from} to ${to}; ` +
       (next.length === 0 ? `${from} is final` : `from ${from} it can move to: ${next.join(', ')}`),
   ),
+  petStatusHeld: errorKind(
+    'conflict',
+    (id: number, orderId: number, orderStatus: string) =>
+      `the status of pet ${id} cannot change while order ${orderId} (${orderStatus}) holds it; ` +
+      'move or cancel the order instead',
+  ),
+  petDeleteHeld: errorKind(
+    'conflict',
+    (id: number, orderId: number, orderStatus: string) =>
+      `pet ${id} cannot be deleted while order ${orderId} (${orderStatus}) holds it; cancel or deliver the order first`,
+  ),
   idempotencyInFlight: errorKind(
     'conflict',
     () => 'a request with this Idempotency-Key is still in progress; retry shortly',
@@ -232,6 +243,11 @@ export const ERRORS = {
     () =>
       'the database was restored from a backup made before this cursor: the events after it were lost; ' +
       'read the feed again without a cursor',
+  ),
+  petChanged: errorKind(
+    'precondition_failed',
+    (id: number, etag: string) =>
+      `pet ${id} has changed: its ETag is now ${etag}, which "If-Match" does not name; read it again and decide anew`,
   ),
   idempotencyMismatch: errorKind(
     'idempotency_mismatch',
@@ -313,19 +329,22 @@ export const ERROR_USES: Readonly<Record<Exclude<keyof typeof ERRORS, 'refusedBy
   addressOverLimit: 'too many failed authentications from this address',
   noRoute: 'no such route',
   petNotFound: 'no such pet',
-  orderNotFound: 'no such pet or order',
+  orderNotFound: 'or order (including the `petId` of a new order)',
   webhookNotFound: 'no such webhook endpoint',
   eventNotKept: 'no such event to resend',
   eventNotSubscribed: 'an event of a type the endpoint is not subscribed to',
   methodNotAllowed: 'not with this method',
   endpointsPerOwner: 'an owner at its bound of webhook endpoints',
   petNotAvailable: 'ordering a pet that is not `available`',
+  petStatusHeld: 'changing the status of a pet',
+  petDeleteHeld: 'deleting it while an order holds it',
   orderMoveRefused: 'an order move the state machine does not allow',
   idempotencyInFlight: 'an `Idempotency-Key` whose first request is still running',
   removed: 'the operation has passed its sunset',
   eventsExpired: 'removed by retention',
   eventsRestored: 'history a restore from a backup lost',
   idempotencyMismatch: 'an `Idempotency-Key` reused with a different body',
+  petChanged: "with an `If-Match` that names none of the pet's current `ETag`",
   internal: 'a fault of the service',
   storeUnavailable: 'did not answer within the time-outs',
   storeUnreachable: 'the database is unreachable',
@@ -342,6 +361,7 @@ export const ERROR_EXAMPLES: Readonly<Record<ErrorCode, ApiError>> = {
   method_not_allowed: ERRORS.methodNotAllowed.create('PUT', 'GET, HEAD, POST'),
   conflict: ERRORS.petNotAvailable.create(42, 'pending'),
   gone: ERRORS.removed.create('GET /v1/pets/:petId', '2030-12-05', '/v1/pets'),
+  precondition_failed: ERRORS.petChanged.create(42, '"3"'),
   payload_too_large: ERRORS.bodyTooLarge.create(),
   unsupported_media_type: ERRORS.notJson.create(),
   idempotency_mismatch: ERRORS.idempotencyMismatch.create(),

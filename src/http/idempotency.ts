@@ -60,9 +60,12 @@ function fingerprint(request: FastifyRequest, body: object): string {
 
 export const REPLAYED = Symbol('replayed');
 
-/** A 201 as kept for retries: the status, `Location`, and the body the route sends, serialised the same way. */
-export function createdResponse(location: string, body: object): StoredResponse {
-  return { status: 201, headers: { location }, body: JSON.stringify(body) };
+/**
+ * A 201 as kept for retries: the status, `Location` (and any other headers the route sends, such as `ETag`),
+ * and the body the route sends, serialised the same way.
+ */
+export function createdResponse(location: string, body: object, headers: Record<string, string> = {}): StoredResponse {
+  return { status: 201, headers: { location, ...headers }, body: JSON.stringify(body) };
 }
 
 /**

@@ -2,12 +2,14 @@ import type { FastifyReply } from 'fastify';
 import type { RequestCache, StoreCache } from '../cache/store-cache.js';
 import type { CursorCodec } from '../domain/cursor.js';
 import { ERRORS } from '../errors/catalogue.js';
+import { notModifiedSent, pageTag } from './entity-tags.js';
 import type { Links } from './links.js';
 
-/** A page as sent: the serialised body and its `Link` header, if any. */
+/** A page as sent: the serialised body, its `Link` header, if any, and its weak `ETag` if the list has them. */
 interface CachedPage {
   readonly body: string;
   readonly link: string | undefined;
+  readonly etag: string | undefined;
 }
 
 /** Pages kept per list at most (a page is a few kilobytes); past that the cache starts over. */
@@ -23,12 +25,18 @@ export class Pager {
   readonly #links: Links;
   readonly #path: string;
   readonly #cache: RequestCache<CachedPage>;
+  readonly #etags: boolean;
 
-  constructor(cursors: CursorCodec, links: Links, path: string, cache: StoreCache) {
+  /**
+   * `etags`: pages carry a weak `ETag` and answer 304 to a matching `If-None-Match`; the tag is computed
+   * once per page kept, so a page served from the cache costs a comparison.
+   */
+  constructor(cursors: CursorCodec, links: Links, path: string, cache: StoreCache, { etags = false } = {}) {
     this.#cursors = cursors;
     this.#links = links;
     this.#path = path;
     this.#cache = cache.create(MAX_CACHED_PAGES);
+    this.#etags = etags;
   }
 
   /**
@@ -59,12 +67,14 @@ export class Pager {
       const shown = rows.slice(0, query.limit);
       const link = rows.length > query.limit ? this.#nextLink(path, shown, query.limit, filters) : undefined;
       // The route's compiled serialiser (fast-json-stringify) returns a string.
-      return { body: String(reply.serialize(shown)), link };
+      const body = String(reply.serialize(shown));
+      return { body, link, etag: this.#etags ? pageTag(body, link) : undefined };
     });
     return this.#reply(reply, page);
   }
 
   #reply(reply: FastifyReply, page: CachedPage): FastifyReply {
+    if (page.etag !== undefined && notModifiedSent(reply.request, reply, page.etag)) return reply;
     if (page.link !== undefined) reply.header('link', page.link);
     // A string with a JSON content type is sent as it is: it was serialised by the route's own serialiser.
     return reply.type('application/json; charset=utf-8').send(page.body);

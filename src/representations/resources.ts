@@ -1,3 +1,4 @@
+import { strongTag } from '../domain/entity-tags.js';
 import { TEST_EVENT_TYPE } from '../domain/event-types.js';
 import { isComplete } from '../domain/order-status.js';
 import type { Event } from '../schemas/event.js';
@@ -5,7 +6,7 @@ import type { Order } from '../schemas/order.js';
 import type { Pet } from '../schemas/pet.js';
 import type { WebhookEndpoint } from '../schemas/webhook.js';
 import type { SentEvent } from '../schemas/webhook-test.js';
-import type { EventRecord, OrderRecord, PetRecord, SentEventRecord } from '../store/records.js';
+import type { EventPetRecord, EventRecord, OrderRecord, PetRecord, SentEventRecord } from '../store/records.js';
 import type { WebhookEndpointSnapshot } from '../store/webhook-endpoint-records.js';
 
 /**
@@ -13,7 +14,7 @@ import type { WebhookEndpointSnapshot } from '../store/webhook-endpoint-records.
  * them, and the events,
  * for the routes and the webhook sender alike (so it sits below both).
  */
-export function toPet(record: PetRecord): Pet {
+export function toPet(record: Omit<PetRecord, 'version'>): Pet {
   return { id: record.id, name: record.name, categoryId: record.categoryId, status: record.status };
 }
 
@@ -57,9 +58,27 @@ export function toEvent(record: EventRecord): Event {
   const timestamp = record.at.toISOString();
   switch (record.type) {
     case 'pet.created':
-      return { id, type: record.type, timestamp, data: toPet(record.pet) };
+      return { id, type: record.type, timestamp, data: toPet(record.pet), ...eventTag(record.pet) };
     case 'pet.status_changed':
-      return { id, type: record.type, timestamp, data: toPet(record.pet), previousStatus: record.previousStatus };
+      return {
+        id,
+        type: record.type,
+        timestamp,
+        data: toPet(record.pet),
+        previousStatus: record.previousStatus,
+        ...eventTag(record.pet),
+      };
+    case 'pet.updated':
+      return {
+        id,
+        type: record.type,
+        timestamp,
+        data: toPet(record.pet),
+        previous: record.previous,
+        etag: strongTag(record.pet.version),
+      };
+    case 'pet.deleted':
+      return { id, type: record.type, timestamp, data: toPet(record.pet), etag: strongTag(record.pet.version) };
     case 'order.placed':
       return { id, type: record.type, timestamp, data: toOrder(record.order) };
     case 'order.status_changed':
@@ -67,6 +86,11 @@ export function toEvent(record: EventRecord): Event {
     case 'webhook_endpoint.disabled':
       return { id, type: record.type, timestamp, data: toEndpointView(record.endpoint) };
   }
+}
+
+/** An event's `etag`: the pet's version, unless the event was recorded before pets had versions. */
+function eventTag(pet: EventPetRecord): { etag?: string } {
+  return pet.version === undefined ? {} : { etag: strongTag(pet.version) };
 }
 
 /** A webhook delivery's body: the event as the feed shows it, or a test send's. */

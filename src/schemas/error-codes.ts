@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   method_not_allowed: 405,
   conflict: 409,
   gone: 410,
+  precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_mismatch: 422,
@@ -31,6 +32,8 @@ export const ERROR_CODE_USES: Readonly<Record<ErrorCode, string>> = {
   method_not_allowed: 'The path exists, but not with this method; `Allow` lists the methods that do.',
   conflict: 'The request conflicts with the current state, or a request with this Idempotency-Key is in progress.',
   gone: 'The operation has been removed, or the events after a feed cursor are past their retention.',
+  precondition_failed:
+    'The resource has changed: its `ETag` is none of those `If-Match` names. Read it again, then decide anew.',
   payload_too_large: `The body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
   unsupported_media_type: 'The body is not application/json.',
   idempotency_mismatch: 'This Idempotency-Key was used with a different request.',

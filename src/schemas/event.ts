@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { EVENT_TYPES, type EventType as EventTypeName } from '../domain/event-types.js';
+import { Int64 } from './int64.js';
 import { Order, OrderStatus } from './order.js';
 import { PageLimit } from './page.js';
 import { Pet, PetStatus } from './pet.js';
@@ -38,13 +39,49 @@ function eventSchema<T extends EventTypeName, D extends TSchema, E extends Recor
   );
 }
 
-export const PetCreatedEvent = eventSchema('PetCreatedEvent', 'pet.created', Pet, 'A pet was created.', {});
+const ETAG_DESCRIPTION =
+  'The pet\'s version after the change, as its `ETag` (`"<version>"`, quotes included): send it as `If-Match` ' +
+  'to change the pet only if nothing changed it since.';
+/** Absent only on events recorded before pets had versions. */
+const EarlierEtag = Type.Optional(
+  Type.String({ description: `${ETAG_DESCRIPTION} Absent on events recorded before pets had versions.` }),
+);
+const Etag = Type.String({ description: ETAG_DESCRIPTION });
+
+export const PetCreatedEvent = eventSchema('PetCreatedEvent', 'pet.created', Pet, 'A pet was created.', {
+  etag: EarlierEtag,
+});
 export const PetStatusChangedEvent = eventSchema(
   'PetStatusChangedEvent',
   'pet.status_changed',
   Pet,
-  "A pet's status changed: an order was placed (→ pending), delivered (→ sold) or cancelled (→ available).",
-  { previousStatus: ref(PetStatus) },
+  "A pet's status changed: an order was placed (→ pending), delivered (→ sold) or cancelled (→ available), or " +
+    'a change of the pet set it (recorded after its `pet.updated`).',
+  { previousStatus: ref(PetStatus), etag: EarlierEtag },
+);
+export const PetUpdatedEvent = eventSchema(
+  'PetUpdatedEvent',
+  'pet.updated',
+  Pet,
+  'A pet was changed (`PATCH /pets/{petId}`); a change of its status also records `pet.status_changed`.',
+  {
+    previous: Type.Object(
+      {
+        name: Type.Optional(Type.String()),
+        categoryId: Type.Optional(Int64({ minimum: 1 })),
+        status: Type.Optional(Type.Unsafe<PetStatus>({ $ref: 'PetStatus' })),
+      },
+      { additionalProperties: false, description: 'The changed fields, with their values before the change.' },
+    ),
+    etag: Etag,
+  },
+);
+export const PetDeletedEvent = eventSchema(
+  'PetDeletedEvent',
+  'pet.deleted',
+  Pet,
+  'A pet was deleted; `data` is the pet as it was. Its orders keep its `petId`.',
+  { etag: Type.String({ description: "The deleted pet's last version, as its `ETag` was." }) },
 );
 export const OrderPlacedEvent = eventSchema('OrderPlacedEvent', 'order.placed', Order, 'An order was placed.', {});
 export const OrderStatusChangedEvent = eventSchema(
@@ -68,6 +105,8 @@ export const WebhookEndpointDisabledEvent = eventSchema(
 export const EVENT_SCHEMAS = {
   'pet.created': PetCreatedEvent,
   'pet.status_changed': PetStatusChangedEvent,
+  'pet.updated': PetUpdatedEvent,
+  'pet.deleted': PetDeletedEvent,
   'order.placed': OrderPlacedEvent,
   'order.status_changed': OrderStatusChangedEvent,
   'webhook_endpoint.disabled': WebhookEndpointDisabledEvent,
@@ -75,12 +114,16 @@ export const EVENT_SCHEMAS = {
 
 export type PetCreatedEvent = Static<typeof PetCreatedEvent>;
 export type PetStatusChangedEvent = Static<typeof PetStatusChangedEvent>;
+export type PetUpdatedEvent = Static<typeof PetUpdatedEvent>;
+export type PetDeletedEvent = Static<typeof PetDeletedEvent>;
 export type OrderPlacedEvent = Static<typeof OrderPlacedEvent>;
 export type OrderStatusChangedEvent = Static<typeof OrderStatusChangedEvent>;
 export type WebhookEndpointDisabledEvent = Static<typeof WebhookEndpointDisabledEvent>;
 export type Event =
   | PetCreatedEvent
   | PetStatusChangedEvent
+  | PetUpdatedEvent
+  | PetDeletedEvent
   | OrderPlacedEvent
   | OrderStatusChangedEvent
   | WebhookEndpointDisabledEvent;

@@ -62,6 +62,28 @@ export const NewPet = Type.Object(
 );
 export type NewPet = Static<typeof NewPet>;
 
+export const PetChange = Type.Object(
+  {
+    name: Type.Optional(PetName),
+    categoryId: Type.Optional(CategoryId),
+    status: Type.Optional(
+      Type.Unsafe<PetStatus>({
+        allOf: [{ $ref: 'PetStatus' }],
+        description: 'Changes only while no order holds the animal (`placed` or `approved`).',
+      }),
+    ),
+  },
+  {
+    $id: 'PetChange',
+    additionalProperties: false,
+    description:
+      'A JSON Merge Patch (RFC 7396) of the animal: the fields sent replace its own, those left out stay; each ' +
+      'is checked as on creation, and none may be `null`. `id` and unknown fields are refused. `status` may ' +
+      'change only while no order holds the animal (`placed` or `approved`). An empty object changes nothing.',
+  },
+);
+export type PetChange = Static<typeof PetChange>;
+
 export const ListPetsQuery = Type.Object(
   {
     limit: PageLimit,

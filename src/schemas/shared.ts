@@ -5,11 +5,13 @@ import {
   OrderPlacedEvent,
   OrderStatusChangedEvent,
   PetCreatedEvent,
+  PetDeletedEvent,
   PetStatusChangedEvent,
+  PetUpdatedEvent,
   WebhookEndpointDisabledEvent,
 } from './event.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
-import { NewPet, Pet, PetStatus } from './pet.js';
+import { NewPet, Pet, PetChange, PetStatus } from './pet.js';
 import { PortalLink, PortalLinkRequest } from './portal-link.js';
 import {
   CreatedWebhookEndpoint,
@@ -28,6 +30,7 @@ export const SHARED_SCHEMAS = [
   PetStatus,
   Pet,
   NewPet,
+  PetChange,
   OrderStatus,
   Order,
   NewOrder,
@@ -35,7 +38,9 @@ export const SHARED_SCHEMAS = [
   ErrorBody,
   EventType,
   PetCreatedEvent,
+  PetDeletedEvent,
   PetStatusChangedEvent,
+  PetUpdatedEvent,
   OrderPlacedEvent,
   OrderStatusChangedEvent,
   Event,

@@ -5,6 +5,7 @@ import type { DisabledReason } from '../domain/disabled-reason.js';
 import type { EventPosition } from '../domain/event-position.js';
 import type { EventType, SentEventType, TEST_EVENT_TYPE } from '../domain/event-types.js';
 import type { OrderStatus } from '../domain/order-status.js';
+import type { PetPatch } from '../domain/pet-change.js';
 import type { PetStatus } from '../domain/pet-status.js';
 import type { SigningSecrets, WebhookEndpointSnapshot } from './webhook-endpoint-records.js';
 
@@ -21,7 +22,29 @@ export interface NewPetRecord {
 /** A pet as the store keeps it (the API's Pet is rendered from it). */
 export interface PetRecord extends NewPetRecord {
   readonly id: number;
+  /** 1 on creation, one more with every change: the pet's `ETag`. */
+  readonly version: number;
 }
+
+/**
+ * A pet as an event shows it: its version is unknown for events recorded before pets had versions (their
+ * data does not carry one).
+ */
+export type EventPetRecord = Omit<PetRecord, 'version'> & { readonly version: number | undefined };
+
+/** Why a change of a pet (PetStore.update, remove) was refused; it wrote nothing. */
+export type PetChangeRefusal =
+  | { readonly outcome: 'pet_not_found' }
+  /** `If-Match` named other versions: the pet is at `version` now. */
+  | { readonly outcome: 'version_mismatch'; readonly version: number }
+  /** An order holds the pet (docs/decisions.md, "Pets you can correct"). */
+  | { readonly outcome: 'held'; readonly order: { readonly id: number; readonly status: OrderStatus } };
+
+export type UpdatePetResult =
+  /** `previous`: the changed fields' values before; empty when the patch changed nothing (nothing written). */
+  { readonly outcome: 'updated'; readonly pet: PetRecord; readonly previous: PetPatch } | PetChangeRefusal;
+
+export type RemovePetResult = { readonly outcome: 'removed'; readonly pet: PetRecord } | PetChangeRefusal;
 
 /** A keyset page: rows in ascending id order, optionally only those with one status. */
 export interface PageQuery<S extends string> {
@@ -90,8 +113,10 @@ export interface NewApiKeyRecord {
 
 /** One change, as the write that made it records it (the records are the state after the change). */
 type Change =
-  | { readonly type: 'pet.created'; readonly pet: PetRecord }
-  | { readonly type: 'pet.status_changed'; readonly pet: PetRecord; readonly previousStatus: PetStatus }
+  | { readonly type: 'pet.created'; readonly pet: EventPetRecord }
+  | { readonly type: 'pet.status_changed'; readonly pet: EventPetRecord; readonly previousStatus: PetStatus }
+  | { readonly type: 'pet.updated'; readonly pet: PetRecord; readonly previous: PetPatch }
+  | { readonly type: 'pet.deleted'; readonly pet: PetRecord }
   | { readonly type: 'order.placed'; readonly order: OrderRecord }
   | { readonly type: 'order.status_changed'; readonly order: OrderRecord; readonly previousStatus: OrderStatus }
   | { readonly type: 'webhook_endpoint.disabled'; readonly endpoint: WebhookEndpointSnapshot };

@@ -1,5 +1,6 @@
 import type { EventPosition } from '../domain/event-position.js';
 import type { OrderStatus } from '../domain/order-status.js';
+import type { PetPatch } from '../domain/pet-change.js';
 import type { Once, OnceResult } from './once-records.js';
 import type {
   ApiKeyRecord,
@@ -23,6 +24,8 @@ import type {
   PetRecord,
   PlaceOrderResult,
   PurgeResult,
+  RemovePetResult,
+  UpdatePetResult,
 } from './records.js';
 import type {
   RecoverQuery,
@@ -86,6 +89,20 @@ export interface PetStore {
   get(id: number): Promise<PetRecord | undefined>;
   /** Pets in ascending id order. */
   list(query: PetPageQuery): Promise<PetRecord[]>;
+  /**
+   * Applies the patch if the pet is at one of the `expected` versions (any, when undefined), and its status
+   * only while no order holds the pet (placed or approved). A change of any field adds one to the version
+   * and records `pet.updated`, and `pet.status_changed` after it when the status moved, in the same
+   * transaction; a patch that changes no field writes and records nothing. The check and the write are one
+   * transaction holding the pet, so of concurrent changes expecting one version exactly one applies, on any
+   * number of instances, and an order placed at the same instant either sees the change or refuses it.
+   */
+  update(id: number, patch: PetPatch, expected: readonly number[] | undefined): Promise<UpdatePetResult>;
+  /**
+   * Removes the pet if it is at one of the `expected` versions (any, when undefined) and no order holds it,
+   * recording `pet.deleted` (the pet as it was) in the same transaction. Its orders keep their pet id.
+   */
+  remove(id: number, expected: readonly number[] | undefined): Promise<RemovePetResult>;
 }
 
 /**

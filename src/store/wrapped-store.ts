@@ -20,6 +20,8 @@ export function wrapStore(store: Store, around: AroundCall): Store {
       createOnce: around('pets.createOnce', (pet, once) => pets.createOnce(pet, once)),
       get: around('pets.get', (id) => pets.get(id)),
       list: around('pets.list', (query) => pets.list(query)),
+      update: around('pets.update', (id, patch, expected) => pets.update(id, patch, expected)),
+      remove: around('pets.remove', (id, expected) => pets.remove(id, expected)),
     },
     orders: {
       place: around('orders.place', (order) => orders.place(order)),

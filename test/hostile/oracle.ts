@@ -95,18 +95,26 @@ export const PET_STATUS_AFTER_ORDER: Record<string, string> = {
   cancelled: 'available',
 };
 
-/** The store after this request, if it is a successful POST or PATCH; unchanged for anything else. */
+/** The store after this request, if it is a successful POST, PATCH or deletion of a pet; unchanged otherwise. */
 export function applyEffect(before: Snapshot, request: HostileRequest, response: HostileResponse): Snapshot {
   const status = response.status ?? 0;
+  const path = new URL(request.target, 'http://x').pathname;
+  const petId = /^\/v1\/pets\/(\d+)$/.exec(path)?.[1];
+  if (request.method === 'DELETE' && status === 204 && petId !== undefined) {
+    return { ...before, pets: before.pets.filter((pet) => pet.id !== Number(petId)) };
+  }
   if (status < 200 || status >= 300 || (request.method !== 'POST' && request.method !== 'PATCH')) return before;
   if (response.replayed === true) return before;
   // A portal link changes no pet or order: it is a signed grant, kept nowhere until it is traded.
-  if (new URL(request.target, 'http://x').pathname === '/v1/webhooks/portal-links') return before;
+  if (path === '/v1/webhooks/portal-links') return before;
   const body = response.json;
   const describedResponse = failure(request, response, 'a success the store model does not know');
   assert.ok(typeof body === 'object' && body !== null, describedResponse);
   if (request.method === 'POST' && status === 201 && 'categoryId' in body) {
     return { ...before, pets: [...before.pets, body] };
+  }
+  if (request.method === 'PATCH' && status === 200 && 'categoryId' in body) {
+    return { ...before, pets: before.pets.map((pet) => (pet.id === body.id ? body : pet)) };
   }
   const petStatus = PET_STATUS_AFTER_ORDER[body.status];
   assert.ok('petId' in body && petStatus !== undefined, describedResponse);

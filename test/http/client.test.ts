@@ -185,6 +185,32 @@ eachBackend((backend) => {
       ]);
     });
 
+    test('updatePet and deletePet: the etag on every pet answered, ifMatch, 412 and 409', async (t) => {
+      const h = await startHarness(t, backend);
+      const client = clientFor(h);
+      const rexx = await client.createPet({ name: 'Rexx', categoryId: 1 });
+      assert.equal(rexx.etag, '"1"');
+      assert.deepEqual(Object.keys(rexx).sort(), ['categoryId', 'id', 'name', 'status'], 'etag is not enumerable');
+      const rex = await client.updatePet(rexx.id, { name: 'Rex' }, { ifMatch: rexx.etag });
+      assert.deepEqual(rex, { ...rexx, name: 'Rex' });
+      assert.equal(rex.etag, '"2"');
+      assert.equal((await client.getPet(rex.id)).etag, '"2"');
+      const stale = await failure(client.updatePet(rex.id, { categoryId: 2 }, { ifMatch: rexx.etag }));
+      assert.deepEqual([stale.code, stale.status], ['precondition_failed', 412]);
+      assert.match(stale.message, /its ETag is now "2"/);
+      const order = await client.placeOrder({ petId: rex.id });
+      const held = await failure(client.updatePet(rex.id, { status: 'sold' }));
+      assert.deepEqual([held.code, held.status], ['conflict', 409]);
+      assert.match(held.message, new RegExp(`order ${order.id} \\(placed\\)`));
+      assert.equal((await failure(client.deletePet(rex.id))).status, 409);
+      await client.changeOrderStatus(order.id, { status: 'cancelled' });
+      assert.equal((await failure(client.deletePet(rex.id, { ifMatch: '"2"' }))).code, 'precondition_failed');
+      assert.equal(await client.deletePet(rex.id, { ifMatch: '"4"' }), undefined);
+      const gone = await failure(client.deletePet(rex.id));
+      assert.deepEqual([gone.code, gone.status], ['not_found', 404]);
+      assert.deepEqual((await client.listPets()).items, []);
+    });
+
     test('the service refusing: 401 with a bad key, 403 without the scope, 400 invalid body, 404', async (t) => {
       const h = await startHarness(t, backend);
       const stranger = new PetstoreClient({ baseUrl: h.url, apiKey: 'psk_000000000000000000000000000000000000' });

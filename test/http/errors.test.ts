@@ -18,7 +18,7 @@ function brokenStore(real: Store): Store {
     kind: real.kind,
     secret: (name) => real.secret(name),
     apiKeys: real.apiKeys,
-    pets: { create: fail, createOnce: fail, get: fail, list: fail },
+    pets: { create: fail, createOnce: fail, get: fail, list: fail, update: fail, remove: fail },
     orders: { place: fail, placeOnce: fail, get: fail, list: fail, changeStatus: fail },
     events: { list: fail, head: fail, purge: fail, watch: () => () => undefined },
     webhooks: { create: fail, get: fail, list: fail, update: fail, rotateSecret: fail, remove: fail, attempts: fail },
@@ -49,9 +49,8 @@ eachBackend((backend) => {
         ['DELETE', '/v1/pets', 'GET, HEAD, POST'],
         ['PUT', '/v1/pets', 'GET, HEAD, POST'],
         ['PATCH', '/v1/pets', 'GET, HEAD, POST'],
-        ['DELETE', '/v1/pets/1', 'GET, HEAD'],
-        ['POST', '/v1/pets/1', 'GET, HEAD'],
-        ['PUT', '/v1/pets/1', 'GET, HEAD'],
+        ['POST', '/v1/pets/1', 'GET, HEAD, PATCH, DELETE'],
+        ['PUT', '/v1/pets/1', 'GET, HEAD, PATCH, DELETE'],
         ['POST', '/healthz', 'GET, HEAD'],
         ['DELETE', '/v1/openapi.json', 'GET, HEAD'],
       ];
@@ -83,7 +82,7 @@ eachBackend((backend) => {
         });
       for (const [path, allow] of [
         ['/v1/pets', 'GET, HEAD, POST'],
-        ['/v1/pets/1', 'GET, HEAD'],
+        ['/v1/pets/1', 'GET, HEAD, PATCH, DELETE'],
         ['/v1/store/orders/1', 'GET, HEAD, PATCH'],
         ['/healthz', 'GET, HEAD'],
       ] as const) {

@@ -339,7 +339,7 @@ eachBackend((backend) => {
       const url = h.url;
       expectError((await openStream(url, '/v1/events', { key: null })) as CallResult, 401, 'unauthorized');
       expectError((await openStream(url, '/v1/events', { key: h.keys.write })) as CallResult, 403, 'forbidden');
-      for (const query of ['?cursor=abc.def', '?cursor=', '?type=pet.deleted', '?since=1']) {
+      for (const query of ['?cursor=abc.def', '?cursor=', '?type=pet.removed', '?since=1']) {
         const refused = await openStream(url, `/v1/events${query}`, { key: h.keys.read });
         expectError(refused as CallResult, 400, 'invalid_request');
       }

@@ -87,6 +87,7 @@ eachBackend((backend) => {
           'timestamp',
           'type',
           ...(event.type.endsWith('status_changed') ? ['previousStatus'] : []),
+          ...(event.type.startsWith('pet.') ? ['etag'] : []),
         ];
         assert.deepEqual(Object.keys(event).sort(), keys.sort());
       }
@@ -172,7 +173,7 @@ eachBackend((backend) => {
     test('bad queries are 400, keys are required, read scope suffices', async (t) => {
       const h = await startHarness(t, backend);
       for (const query of [
-        '?type=pet.deleted',
+        '?type=pet.removed',
         '?limit=0',
         '?limit=101',
         '?limit=x',

@@ -30,6 +30,14 @@ export const posted: JsonBody<'/pets', 'post'> = { name: 'Rex', categoryId: 1 };
 export const placed: JsonBody<'/store/orders', 'post'> = { petId: 1 };
 export const registered: JsonBody<'/webhooks', 'post'> = { url: 'https://hooks.example.com/petstore' };
 
+// A change sends what changes (a merge patch), with the ETag it read as If-Match.
+export const patched: JsonBody<'/pets/{petId}', 'patch'> = { name: 'Rex' };
+export const nothing: Schemas['PetChange'] = {};
+export const ifMatch: NonNullable<paths['/pets/{petId}']['patch']['parameters']['header']> = { 'if-match': '"2"' };
+export const removal: paths['/pets/{petId}']['delete']['parameters']['path'] = { petId: 1 };
+// @ts-expect-error the service assigns id: a change cannot send it
+export const renumbered: Schemas['PetChange'] = { id: 2 };
+
 // Responses still carry every field: these must not compile.
 // @ts-expect-error a Pet always has a status
 export const shown: Schemas['Pet'] = { id: 1, name: 'Rex', categoryId: 1 };

@@ -414,6 +414,8 @@ eachBackend((backend) => {
       assert.deepEqual(Object.keys(doc.webhooks), [
         'pet.created',
         'pet.status_changed',
+        'pet.updated',
+        'pet.deleted',
         'order.placed',
         'order.status_changed',
         'webhook_endpoint.disabled',
@@ -451,6 +453,11 @@ eachBackend((backend) => {
       assertMatches(v, await h.call('GET', '/v1/pets?status=pending'), 'listPets', 200);
 
       assertMatches(v, await h.call('GET', `/v1/pets/${created.json.id}`), 'getPet', 200);
+      const changed = await h.call('PATCH', `/v1/pets/${created.json.id}`, { body: { name: 'Rex II' } });
+      assertMatches(v, changed, 'updatePet', 200);
+      assert.equal(changed.headers.get('etag'), '"2"', 'the documented ETag header is sent');
+      const [held] = await h.createPets(1);
+      await h.call('POST', '/v1/store/orders', { body: { petId: held.id } });
 
       const errors: [string, string, Parameters<Harness['call']>[2], number, string][] = [
         ['listPets', '/v1/pets?limit=0', {}, 400, 'invalid_request'],
@@ -467,6 +474,14 @@ eachBackend((backend) => {
         ['listPets', '/v1/pets', { key: h.keys.write }, 403, 'forbidden'],
         ['getPet', `/v1/pets/${created.json.id}`, { key: h.keys.write }, 403, 'forbidden'],
         ['getPet', '/v1/pets/999999', {}, 404, 'not_found'],
+        ['updatePet', `/v1/pets/${created.json.id}`, { body: { id: 1 } }, 400, 'invalid_request'],
+        ['updatePet', `/v1/pets/${created.json.id}`, { key: h.keys.read, body: {} }, 403, 'forbidden'],
+        ['updatePet', '/v1/pets/999999', { body: {} }, 404, 'not_found'],
+        ['updatePet', `/v1/pets/${held.id}`, { body: { status: 'sold' } }, 409, 'conflict'],
+        ['updatePet', `/v1/pets/${held.id}`, { body: {}, headers: { 'if-match': '"1"' } }, 412, 'precondition_failed'],
+        ['deletePet', '/v1/pets/999999', {}, 404, 'not_found'],
+        ['deletePet', `/v1/pets/${held.id}`, {}, 409, 'conflict'],
+        ['deletePet', `/v1/pets/${held.id}`, { headers: { 'if-match': '"1"' } }, 412, 'precondition_failed'],
         ['createPet', '/v1/pets', { body: { name: 'x'.repeat(64 * 1024), categoryId: 1 } }, 413, 'payload_too_large'],
         [
           'createPet',
@@ -477,7 +492,7 @@ eachBackend((backend) => {
         ],
       ];
       for (const [operationId, path, options, status, code] of errors) {
-        const method = operationId === 'createPet' ? 'POST' : 'GET';
+        const method = { createPet: 'POST', updatePet: 'PATCH', deletePet: 'DELETE' }[operationId] ?? 'GET';
         const result = await h.call(method, path, options);
         assertMatches(v, result, operationId, status);
         expectError(result, status, code);

@@ -1,19 +1,11 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { displayPrefix, generateApiKey, hashApiKey } from '../../src/domain/api-key.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
-import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Store } from '../../src/store/store.js';
 import { expectError, request } from '../helpers/harness.js';
-import { BACKENDS, createPostgresSchema, postgresConfig } from '../helpers/stores.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { BACKENDS } from '../helpers/stores.js';
+import { OPEN_BEFORE } from '../helpers/upgrade.js';
 
 /**
  * Upgrading to owners loses nothing: a database made by the release before them (every migration but the
@@ -34,47 +26,24 @@ const BEFORE = {
       "created_at": 0, "disabled_reason": "gone", "disabled_at": 0, "previous_secret_expires_at": null}')`,
 };
 
-/** The migrations of the release before owners: those before the one that adds them. */
-function beforeOwners(migrations: readonly string[]): readonly string[] {
-  const owners = migrations.findIndex((migration) => migration.includes('ALTER TABLE api_keys ADD COLUMN owner'));
-  assert.ok(owners > 0);
-  return migrations.slice(0, owners);
-}
+/** What the owners' migration, and no earlier one, does. */
+const OWNERS_MIGRATION = 'ALTER TABLE api_keys ADD COLUMN owner';
 
-async function sqliteBefore(t: TestContext, statements: string[]): Promise<Store> {
-  const path = join(tempDir(t), 'before.db');
-  const db = new Database(path);
-  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-  for (const [i, migration] of beforeOwners(SQLITE_MIGRATIONS).entries()) {
-    db.exec(migration);
-    db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
-  }
-  // SQLite keeps booleans and times as integers.
-  for (const statement of statements) db.exec(statement.replace('true', '1'));
-  db.close();
-  const store = SqliteStore.open(path);
-  t.after(() => store.close());
-  return store;
-}
-
-async function postgresBefore(t: TestContext, statements: string[]): Promise<Store> {
-  const schema = await createPostgresSchema();
-  t.after(() => schema.drop());
-  const client = new pg.Client({ connectionString: schema.url });
-  await client.connect();
-  await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)');
-  for (const [i, migration] of beforeOwners(POSTGRES_MIGRATIONS).entries()) {
-    await client.query(migration);
-    await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())', [i + 1]);
-  }
-  for (const statement of statements) await client.query(statement.replaceAll(', 0', ', to_timestamp(0)'));
-  await client.end();
-  const store = await PostgresStore.open(postgresConfig(schema.url));
-  t.after(() => store.close());
-  return store;
-}
-
-const OPEN = { sqlite: sqliteBefore, postgres: postgresBefore } as const;
+/** The release before owners wrote booleans and times as each backend keeps them. */
+const OPEN = {
+  sqlite: (t: TestContext, statements: string[]) =>
+    OPEN_BEFORE.sqlite(
+      t,
+      OWNERS_MIGRATION,
+      statements.map((statement) => statement.replace('true', '1')),
+    ),
+  postgres: (t: TestContext, statements: string[]) =>
+    OPEN_BEFORE.postgres(
+      t,
+      OWNERS_MIGRATION,
+      statements.map((statement) => statement.replaceAll(', 0', ', to_timestamp(0)')),
+    ),
+} as const;
 
 for (const backend of BACKENDS) {
   describe(`upgrading to owners [${backend.name}]`, () => {

@@ -156,7 +156,7 @@ eachBackend((backend) => {
         [{ url: 42 }, /body\.url/],
         [{ url: '' }, /body\.url must have at least 1 character$/],
         [{ url: `https://hooks.example.com/${'a'.repeat(2048)}` }, /body\.url must have at most 2048 characters/],
-        [{ url, events: ['pet.deleted'] }, /body\.events\.0 must be one of: pet\.created/],
+        [{ url, events: ['pet.removed'] }, /body\.events\.0 must be one of: pet\.created/],
         [{ url, events: [] }, /body\.events must have at least 1 item$/],
         [{ url, events: ['pet.created', 'pet.created'] }, /body\.events lists "pet\.created" more than once/],
         [{ url, events: 'pet.created' }, /body\.events must be of type array/],

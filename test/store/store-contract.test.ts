@@ -47,7 +47,13 @@ eachBackend((backend) => {
       const a = await store.pets.create({ name: ' Rex ', categoryId: 3, status: 'available' });
       const b = await store.pets.create({ name: 'Émile 🐈', categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' });
       assert.ok(a.id >= 1 && b.id > a.id);
-      assert.deepEqual(await store.pets.get(a.id), { id: a.id, name: ' Rex ', categoryId: 3, status: 'available' });
+      assert.deepEqual(await store.pets.get(a.id), {
+        id: a.id,
+        name: ' Rex ',
+        categoryId: 3,
+        status: 'available',
+        version: 1,
+      });
       assert.deepEqual(await store.pets.get(b.id), b);
       assert.equal(b.categoryId, Number.MAX_SAFE_INTEGER);
       assert.equal(await store.pets.get(b.id + 1), undefined);
@@ -120,7 +126,7 @@ eachBackend((backend) => {
         [
           { type: 'pet.created', pet },
           { type: 'order.placed', order },
-          { type: 'pet.status_changed', pet: { ...pet, status: 'pending' }, previousStatus: 'available' },
+          { type: 'pet.status_changed', pet: { ...pet, status: 'pending', version: 2 }, previousStatus: 'available' },
         ],
         'the order, then its pet, in the transaction that placed it; the refusals recorded nothing',
       );
@@ -153,10 +159,126 @@ eachBackend((backend) => {
         [
           { type: 'order.status_changed', order: { ...order, status: 'approved' }, previousStatus: 'placed' },
           { type: 'order.status_changed', order: { ...order, status: 'delivered' }, previousStatus: 'approved' },
-          { type: 'pet.status_changed', pet: { ...pet, status: 'sold' }, previousStatus: 'pending' },
+          { type: 'pet.status_changed', pet: { ...pet, status: 'sold', version: 3 }, previousStatus: 'pending' },
         ],
         'approving leaves the pet pending (no pet event); each change records the order, then its pet',
       );
+    });
+
+    test('pets: update applies a merge patch, adds one to the version and records what changed', async (t) => {
+      const { store } = await fresh(t);
+      const pet = await store.pets.create({ name: 'Rexx', categoryId: 1, status: 'available' });
+      const renamed = await store.pets.update(pet.id, { name: 'Rex', categoryId: 1 }, undefined);
+      const rex = { ...pet, name: 'Rex', version: 2 };
+      assert.deepEqual(renamed, { outcome: 'updated', pet: rex, previous: { name: 'Rexx' } });
+      const sold = await store.pets.update(pet.id, { status: 'sold', categoryId: 4 }, [2]);
+      const after = { ...rex, status: 'sold', categoryId: 4, version: 3 } as const;
+      assert.deepEqual(sold, { outcome: 'updated', pet: after, previous: { status: 'available', categoryId: 1 } });
+      assert.deepEqual(await store.pets.get(pet.id), after);
+      assert.deepEqual(await store.pets.update(pet.id, {}, [3]), { outcome: 'updated', pet: after, previous: {} });
+      assert.deepEqual(
+        await store.pets.update(pet.id, { name: 'Rex', status: 'sold' }, undefined),
+        { outcome: 'updated', pet: after, previous: {} },
+        'fields sent with the values they have change nothing',
+      );
+      assert.deepEqual(await store.pets.update(pet.id, { name: 'Max' }, [2, 4]), {
+        outcome: 'version_mismatch',
+        version: 3,
+      });
+      assert.deepEqual(await store.pets.update(pet.id, { name: 'Max' }, []), {
+        outcome: 'version_mismatch',
+        version: 3,
+      });
+      assert.deepEqual(await store.pets.update(pet.id + 100, { name: 'Max' }, undefined), { outcome: 'pet_not_found' });
+      assert.deepEqual(await store.pets.get(pet.id), after, 'refusals wrote nothing');
+      assert.deepEqual(
+        (await changes(store)).slice(1),
+        [
+          { type: 'pet.updated', pet: rex, previous: { name: 'Rexx' } },
+          { type: 'pet.updated', pet: after, previous: { categoryId: 1, status: 'available' } },
+          { type: 'pet.status_changed', pet: after, previousStatus: 'available' },
+        ],
+        'each change records pet.updated, then pet.status_changed when the status moved; no-ops record nothing',
+      );
+    });
+
+    test('pets: an order holding a pet keeps its status and the pet; done, it lets go', async (t) => {
+      const { store } = await fresh(t);
+      const createdAt = new Date();
+      const pet = await store.pets.create({ name: 'x', categoryId: 1, status: 'available' });
+      const placed = await store.orders.place({ petId: pet.id, quantity: 1, createdAt });
+      const orderId = placed.outcome === 'placed' ? placed.order.id : 0;
+      const held = { outcome: 'held', order: { id: orderId, status: 'placed' } };
+      assert.deepEqual(await store.pets.update(pet.id, { status: 'sold' }, undefined), held);
+      assert.deepEqual(await store.pets.remove(pet.id, undefined), held);
+      const renamed = await store.pets.update(pet.id, { name: 'y', status: 'pending' }, [2]);
+      assert.equal(renamed.outcome, 'updated', 'other fields change while held; the status sent as it is');
+      await store.orders.changeStatus(orderId, 'approved');
+      assert.deepEqual(await store.pets.remove(pet.id, undefined), {
+        outcome: 'held',
+        order: { id: orderId, status: 'approved' },
+      });
+      await store.orders.changeStatus(orderId, 'cancelled');
+      const free = await store.pets.update(pet.id, { status: 'sold' }, [4]);
+      assert.equal(free.outcome === 'updated' ? free.pet.status : free.outcome, 'sold');
+    });
+
+    test('pets: remove deletes the pet from every read and records it as it was; its orders stay', async (t) => {
+      const { store } = await fresh(t);
+      const createdAt = new Date();
+      const [a, b] = [
+        await store.pets.create({ name: 'a', categoryId: 1, status: 'available' }),
+        await store.pets.create({ name: 'b', categoryId: 1, status: 'available' }),
+      ];
+      if (a === undefined || b === undefined) throw new Error('unreachable');
+      const placed = await store.orders.place({ petId: a.id, quantity: 1, createdAt });
+      const orderId = placed.outcome === 'placed' ? placed.order.id : 0;
+      await store.orders.changeStatus(orderId, 'cancelled');
+      const pet = await store.pets.get(a.id);
+      assert.deepEqual(await store.pets.remove(a.id, [1]), { outcome: 'version_mismatch', version: 3 });
+      assert.deepEqual(await store.pets.remove(a.id, [3]), { outcome: 'removed', pet });
+      assert.equal(await store.pets.get(a.id), undefined);
+      assert.deepEqual(await store.pets.list({ limit: 10 }), [b]);
+      assert.deepEqual(await store.pets.list({ limit: 10, status: 'available' }), [b]);
+      assert.equal((await store.orders.get(orderId))?.petId, a.id, 'its orders keep their petId');
+      assert.deepEqual(await store.pets.remove(a.id, undefined), { outcome: 'pet_not_found' });
+      assert.deepEqual(await store.pets.update(a.id, { name: 'z' }, undefined), { outcome: 'pet_not_found' });
+      assert.deepEqual(await store.orders.place({ petId: a.id, quantity: 1, createdAt }), { outcome: 'pet_not_found' });
+      assert.deepEqual((await changes(store)).at(-1), { type: 'pet.deleted', pet });
+    });
+
+    test('pets: of 30 concurrent updates expecting one version on two instances, exactly one applies', async (t) => {
+      const fixture = await fresh(t);
+      const stores = [fixture.store, await fixture.reopen()];
+      const pet = await fixture.store.pets.create({ name: 'x', categoryId: 1, status: 'available' });
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => stores[i % 2]?.pets.update(pet.id, { name: `n${i}` }, [1])),
+      );
+      const outcomes = results.map((result) => result?.outcome);
+      assert.equal(outcomes.filter((outcome) => outcome === 'updated').length, 1);
+      assert.equal(outcomes.filter((outcome) => outcome === 'version_mismatch').length, 29);
+      const updated = (await changes(fixture.store)).filter((change) => change.type === 'pet.updated');
+      assert.equal(updated.length, 1);
+      assert.equal((await fixture.store.pets.get(pet.id))?.version, 2);
+    });
+
+    test('pets: a removal and an order placed at once: one wins, and the events agree with the data', async (t) => {
+      const fixture = await fresh(t);
+      const stores = [fixture.store, await fixture.reopen()];
+      for (let round = 0; round < 10; round++) {
+        const pet = await fixture.store.pets.create({ name: `r${round}`, categoryId: 1, status: 'available' });
+        const [removed, placed] = await Promise.all([
+          stores[round % 2]?.pets.remove(pet.id, undefined),
+          stores[(round + 1) % 2]?.orders.place({ petId: pet.id, quantity: 1, createdAt: new Date() }),
+        ]);
+        const won = [removed?.outcome === 'removed', placed?.outcome === 'placed'];
+        assert.equal(won.filter(Boolean).length, 1, `round ${round}: ${removed?.outcome}, ${placed?.outcome}`);
+        const types = (await changes(fixture.store))
+          .filter((change) => 'pet' in change && change.pet.id === pet.id)
+          .map((change) => change.type);
+        assert.deepEqual(types, won[0] ? ['pet.created', 'pet.deleted'] : ['pet.created', 'pet.status_changed']);
+        assert.equal((await fixture.store.pets.get(pet.id)) === undefined, won[0]);
+      }
     });
 
     test('api keys: create, find by hash, list without hashes, duplicate active names refused', async (t) => {

@@ -5,7 +5,7 @@ import type { EventRecord } from '../../src/store/records.js';
 
 const event = (seq: number): EventRecord => ({
   type: 'pet.created',
-  pet: { id: seq, name: 'Rex', categoryId: 1, status: 'available' },
+  pet: { id: seq, name: 'Rex', categoryId: 1, status: 'available', version: 1 },
   seq,
   position: { tx: 0, seq },
   at: new Date(0),

@@ -5,6 +5,8 @@
 export const EVENT_TYPES = [
   'pet.created',
   'pet.status_changed',
+  'pet.updated',
+  'pet.deleted',
   'order.placed',
   'order.status_changed',
   'webhook_endpoint.disabled',

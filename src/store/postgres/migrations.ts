@@ -258,4 +258,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   -- webhook attempts are spans of that trace and send it on. Null for the rest; adding it rewrites no row.
   ALTER TABLE events ADD COLUMN trace TEXT;
   `,
+  `
+  -- Pets you can correct (docs/decisions.md): each pet's version, its ETag, one more with every change;
+  -- existing pets start at 1 (a constant default: adding it rewrites no row). A deleted pet's row is
+  -- removed, and its orders keep their pet_id, so orders lose the foreign key to pets.
+  ALTER TABLE pets ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+  ALTER TABLE orders DROP CONSTRAINT orders_pet_id_fkey;
+  `,
 ];

@@ -28,7 +28,8 @@ const fromRow = (row: OrderRow<Date>) => orderFromRow(row, asDate);
  * trips, so one statement is the reason for the other shape. Both record the same events in the same
  * order, which test/store/store-contract.test.ts holds for both backends.
  */
-const PLACE = `WITH taken AS (UPDATE pets SET status = $1 WHERE id = $2 AND status = $3 RETURNING ${PET_COLUMNS}),
+const PLACE = `WITH taken AS (UPDATE pets SET status = $1, version = version + 1 WHERE id = $2 AND status = $3
+    RETURNING ${PET_COLUMNS}),
   in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('order-ids')}) FROM taken),
   placed AS (INSERT INTO orders (pet_id, quantity, status, created_at)
     SELECT taken.id, $4::integer, 'placed', $5::timestamptz FROM taken, in_id_order
@@ -42,8 +43,10 @@ const PLACE = `WITH taken AS (UPDATE pets SET status = $1 WHERE id = $2 AND stat
   SELECT ${ORDER_COLUMNS} FROM placed`;
 
 /** Moves the pet when its status changes (approving leaves it pending), returning it and its old status. */
-const MOVE_PET = `UPDATE pets SET status = $1 FROM (SELECT id, status AS previous FROM pets WHERE id = $2) AS old
-  WHERE pets.id = old.id AND old.previous <> $1 RETURNING pets.id, name, category_id, pets.status, old.previous`;
+const MOVE_PET = `UPDATE pets SET status = $1, version = pets.version + 1
+  FROM (SELECT id, status AS previous FROM pets WHERE id = $2) AS old
+  WHERE pets.id = old.id AND old.previous <> $1
+  RETURNING pets.id, name, category_id, pets.status, pets.version, old.previous`;
 
 /** Runs one named statement: on the pool (a statement of its own) or on a transaction's client. */
 type Rows = <R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<R[]>;

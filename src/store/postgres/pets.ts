@@ -1,13 +1,24 @@
+import type pg from 'pg';
+import type { PetPatch } from '../../domain/pet-change.js';
 import type { ChangeTrace } from '../change-trace.js';
 import type { Once, OnceResult } from '../once-records.js';
-import type { NewPetRecord, PetRecord } from '../records.js';
+import type { NewPetRecord, PetRecord, RemovePetResult, UpdatePetResult } from '../records.js';
 import { readQueries } from '../shared/keyset-page.js';
+import {
+  type HoldingOrderRow,
+  heldBy,
+  type PetChangePlan,
+  petChangeQueries,
+  planPetChange,
+  previousText,
+  updateValues,
+} from '../shared/pet-changes.js';
 import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';
 import type { PetStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
 import { pgOnce } from './idempotency.js';
-import { PET_CREATED_EVENTS } from './outbox.js';
+import { type NewEvent, PET_CREATED_EVENTS, recordEvents } from './outbox.js';
 import { petInsertBatch, type TracedPet } from './pet-insert-batch.js';
 import type { Database } from './postgres-db.js';
 import type { StatementBatch } from './statement-batch.js';
@@ -32,7 +43,28 @@ export const PET_QUERIES = {
 
 const insertValues = (pet: NewPetRecord, trace: string | null) => [pet.name, pet.categoryId, pet.status, [trace]];
 
-/** Pets on PostgreSQL: plain creates go in batches (petInsertBatch), reads are PostgresTableReads'. */
+const CHANGE_QUERIES = {
+  ...petChangeQueries(postgresParam),
+  /** The pet, locked until the change commits: a placement or another change waits for it, and then sees it. */
+  lock: `${PET_QUERIES.get} FOR UPDATE`,
+};
+
+/** One named statement on a transaction's client. */
+async function rowsOf<R extends pg.QueryResultRow>(
+  client: pg.ClientBase,
+  name: string,
+  text: string,
+  values: unknown[],
+) {
+  return (await client.query<R>({ name, text, values })).rows;
+}
+
+/**
+ * Pets on PostgreSQL: plain creates go in batches (petInsertBatch), reads are PostgresTableReads'. A change
+ * or removal locks the pet's row (FOR UPDATE) before deciding: a concurrent change waits and then decides on
+ * what this one left, and a placement (its UPDATE of the pet) waits and then re-checks the pet's status or
+ * finds it gone. Under READ COMMITTED each statement after the lock sees every order committed before it.
+ */
 export class PostgresPetStore extends PostgresTableReads<PetRow, PetRecord> implements PetStore {
   readonly #batch: StatementBatch<TracedPet, PetRecord, PetRow[]>;
   readonly #trace: ChangeTrace;
@@ -63,5 +95,53 @@ export class PostgresPetStore extends PostgresTableReads<PetRow, PetRecord> impl
       },
       (created) => created,
     );
+  }
+
+  async update(id: number, patch: PetPatch, expected: readonly number[] | undefined): Promise<UpdatePetResult> {
+    const trace = this.#trace();
+    return this.db.transaction(async (client) => {
+      const plan = await this.#plan(client, id, expected, patch);
+      if (plan.outcome === 'refused') return plan.refusal;
+      const { pet, after, before } = plan;
+      if (Object.keys(after).length === 0) return { outcome: 'updated', pet, previous: {} };
+      const [order] = after.status === undefined ? [] : await this.#holder(client, id);
+      if (order !== undefined) return heldBy(order);
+      const [row] = await rowsOf<PetRow>(client, 'pets-update', CHANGE_QUERIES.update, updateValues(pet, after));
+      const changed = row as PetRow;
+      const events: NewEvent[] = [{ type: 'pet.updated', row: changed, previousStatus: previousText(before) }];
+      if (before.status !== undefined) {
+        events.push({ type: 'pet.status_changed', row: changed, previousStatus: before.status });
+      }
+      await recordEvents(client, events, trace);
+      return { outcome: 'updated', pet: petFromRow(changed), previous: before };
+    });
+  }
+
+  async remove(id: number, expected: readonly number[] | undefined): Promise<RemovePetResult> {
+    const trace = this.#trace();
+    return this.db.transaction(async (client) => {
+      const plan = await this.#plan(client, id, expected, {});
+      if (plan.outcome === 'refused') return plan.refusal;
+      const [order] = await this.#holder(client, id);
+      if (order !== undefined) return heldBy(order);
+      const [row] = await rowsOf<PetRow>(client, 'pets-remove', CHANGE_QUERIES.remove, [id]);
+      const removed = row as PetRow;
+      await recordEvents(client, [{ type: 'pet.deleted', row: removed }], trace);
+      return { outcome: 'removed', pet: petFromRow(removed) };
+    });
+  }
+
+  async #plan(
+    client: pg.ClientBase,
+    id: number,
+    expected: readonly number[] | undefined,
+    patch: PetPatch,
+  ): Promise<PetChangePlan> {
+    const [row] = await rowsOf<PetRow>(client, 'pets-lock', CHANGE_QUERIES.lock, [id]);
+    return planPetChange(row === undefined ? undefined : petFromRow(row), expected, patch);
+  }
+
+  #holder(client: pg.ClientBase, id: number): Promise<HoldingOrderRow[]> {
+    return rowsOf<HoldingOrderRow>(client, 'pets-holder', CHANGE_QUERIES.holder, [id]);
   }
 }

@@ -1,7 +1,8 @@
 import { type EventType, type SentEventType, TEST_EVENT_TYPE } from '../../domain/event-types.js';
 import type { OrderStatus } from '../../domain/order-status.js';
+import type { PetPatch } from '../../domain/pet-change.js';
 import type { PetStatus } from '../../domain/pet-status.js';
-import type { EventRecord, SentEventRecord } from '../records.js';
+import type { EventPetRecord, EventRecord, SentEventRecord } from '../records.js';
 import { type OrderRow, orderFromRow, type PetRow, petFromRow, type ToDate } from './rows.js';
 import { type EndpointEventRow, snapshotFromRow } from './webhook-rows.js';
 
@@ -28,7 +29,13 @@ export interface EventRow<D> {
   at: D;
   /** The changed pet's, order's or endpoint's row as JSON, in the table's own column names (no secrets). */
   data: string;
+  /** The status before a status change; for `pet.updated`, the changed fields' earlier values as JSON. */
   previous_status: string | null;
+}
+
+/** A pet in event data: its row, without `version` in events recorded before pets had versions. */
+function eventPet(row: Omit<PetRow, 'version'> & { version?: number }): EventPetRecord {
+  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status, version: row.version };
 }
 
 /** A row inside event data keeps its timestamps as the backend wrote them: milliseconds or ISO text. */
@@ -39,9 +46,18 @@ export function eventFromRow<D>(row: EventRow<D>, toDate: ToDate<D>): EventRecor
   const data = JSON.parse(row.data) as PetRow & OrderRow<number | string> & EndpointEventRow<number | string>;
   switch (row.type) {
     case 'pet.created':
+      return { ...base, type: row.type, pet: eventPet(data) };
+    case 'pet.deleted':
       return { ...base, type: row.type, pet: petFromRow(data) };
     case 'pet.status_changed':
-      return { ...base, type: row.type, pet: petFromRow(data), previousStatus: row.previous_status as PetStatus };
+      return { ...base, type: row.type, pet: eventPet(data), previousStatus: row.previous_status as PetStatus };
+    case 'pet.updated':
+      return {
+        ...base,
+        type: row.type,
+        pet: petFromRow(data),
+        previous: JSON.parse(row.previous_status ?? '{}') as PetPatch,
+      };
     case 'order.placed':
       return { ...base, type: row.type, order: orderFromRow(data, dataDate) };
     case 'order.status_changed':

@@ -7,7 +7,7 @@ import type { ApiKeyRecord, ApiKeyWithHash, OrderRecord, PetRecord } from '../re
  * The one boundary between table rows and the store's records, for both backends: their tables have the
  * same columns, and differ only in how a timestamp arrives (see ToDate).
  */
-export const PET_COLUMNS = 'id, name, category_id, status';
+export const PET_COLUMNS = 'id, name, category_id, status, version';
 export const ORDER_COLUMNS = 'id, pet_id, quantity, status, created_at';
 export const KEY_COLUMNS = 'id, name, owner, prefix, hash, scopes, created_at, expires_at, last_used_at, revoked_at';
 
@@ -21,6 +21,7 @@ export interface PetRow {
   name: string;
   category_id: number;
   status: PetStatus;
+  version: number;
 }
 
 export interface OrderRow<D> {
@@ -45,7 +46,7 @@ export interface ApiKeyRow<D> {
 }
 
 export function petFromRow(row: PetRow): PetRecord {
-  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status };
+  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status, version: row.version };
 }
 
 export function orderFromRow<D>(row: OrderRow<D>, toDate: ToDate<D>): OrderRecord {

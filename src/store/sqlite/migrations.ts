@@ -242,4 +242,26 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   -- webhook attempts are spans of that trace and send it on. Null for the rest; adding it rewrites no row.
   ALTER TABLE events ADD COLUMN trace TEXT;
   `,
+  `
+  -- Pets you can correct (docs/decisions.md): each pet's version, its ETag, one more with every change;
+  -- existing pets start at 1. A deleted pet's row is removed, and its orders keep their pet_id, so orders
+  -- lose the foreign key to pets: SQLite drops a constraint only by making the table anew; its sequence is
+  -- carried over, so order ids grow on.
+  ALTER TABLE pets ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+  CREATE TABLE orders_new (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    pet_id     INTEGER NOT NULL,
+    quantity   INTEGER NOT NULL CHECK (quantity >= 1),
+    status     TEXT    NOT NULL CHECK (status IN ('placed', 'approved', 'delivered', 'cancelled')),
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO orders_new (id, pet_id, quantity, status, created_at)
+  SELECT id, pet_id, quantity, status, created_at FROM orders;
+  DELETE FROM sqlite_sequence WHERE name = 'orders_new';
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'orders_new', seq FROM sqlite_sequence WHERE name = 'orders';
+  DROP TABLE orders;
+  ALTER TABLE orders_new RENAME TO orders;
+  CREATE INDEX orders_status_id ON orders (status, id);
+  CREATE INDEX orders_pet_id ON orders (pet_id);
+  `,
 ];

@@ -44,7 +44,7 @@ export class SqliteOrderStore extends SqliteTableReads<OrderRow<number>, OrderRe
     this.#writes = writes;
     const petStatus = db.prepare<[number], { status: PetStatus }>('SELECT status FROM pets WHERE id = ?');
     const setPetStatus = db.prepare<[string, number], PetRow>(
-      `UPDATE pets SET status = ? WHERE id = ? RETURNING ${PET_COLUMNS}`,
+      `UPDATE pets SET status = ?, version = version + 1 WHERE id = ? RETURNING ${PET_COLUMNS}`,
     );
     /** Moves the pet, recording the move when its status changes (approving an order leaves it pending). */
     const movePet = (petId: number, from: PetStatus, to: PetStatus) => {

@@ -1,7 +1,16 @@
 import type Database from 'better-sqlite3';
+import type { PetPatch } from '../../domain/pet-change.js';
 import type { Once, OnceResult } from '../once-records.js';
-import type { NewPetRecord, PetRecord } from '../records.js';
+import type { NewPetRecord, PetRecord, RemovePetResult, UpdatePetResult } from '../records.js';
 import { readQueries } from '../shared/keyset-page.js';
+import {
+  type HoldingOrderRow,
+  heldBy,
+  petChangeQueries,
+  planPetChange,
+  previousText,
+  updateValues,
+} from '../shared/pet-changes.js';
 import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
 import { sqliteParam } from '../shared/sql-params.js';
 import type { PetStore } from '../store.js';
@@ -16,10 +25,16 @@ export const PET_QUERIES = {
   ...readQueries('pets', PET_COLUMNS, sqliteParam),
 };
 
-/** Pets on SQLite: writes are group-committed (GroupCommit), reads are SqliteTableReads'. */
+/**
+ * Pets on SQLite: writes are group-committed (GroupCommit), reads are SqliteTableReads'. A change or removal
+ * reads the pet, decides and writes in one IMMEDIATE transaction (the write lock taken first), so nothing
+ * of this process or another comes between its check of the version and its write.
+ */
 export class SqlitePetStore extends SqliteTableReads<PetRow, PetRecord> implements PetStore {
   readonly #insert: (pet: NewPetRecord) => PetRecord;
   readonly #createOnce: (pet: NewPetRecord, once: Once<PetRecord>) => OnceResult<PetRecord>;
+  readonly #update: (id: number, patch: PetPatch, expected: readonly number[] | undefined) => UpdatePetResult;
+  readonly #remove: (id: number, expected: readonly number[] | undefined) => RemovePetResult;
   readonly #writes: GroupCommit;
 
   constructor(db: Database.Database, runOnce: OnceRunner, writes: GroupCommit, outbox: SqliteOutbox) {
@@ -39,6 +54,33 @@ export class SqlitePetStore extends SqliteTableReads<PetRow, PetRecord> implemen
         (created) => created,
       ),
     );
+    const queries = petChangeQueries(sqliteParam);
+    const holder = db.prepare<[number], HoldingOrderRow>(queries.holder);
+    const update = db.prepare<[string, number, string, number], PetRow>(queries.update);
+    const remove = db.prepare<[number], PetRow>(queries.remove);
+    this.#update = db.transaction(
+      (id: number, patch: PetPatch, expected: readonly number[] | undefined): UpdatePetResult => {
+        const plan = planPetChange(this.read(id), expected, patch);
+        if (plan.outcome === 'refused') return plan.refusal;
+        const { pet, after, before } = plan;
+        if (Object.keys(after).length === 0) return { outcome: 'updated', pet, previous: {} };
+        const order = after.status === undefined ? undefined : holder.get(id);
+        if (order !== undefined) return heldBy(order);
+        const row = update.get(...updateValues(pet, after)) as PetRow;
+        outbox.record('pet.updated', row, previousText(before));
+        if (before.status !== undefined) outbox.record('pet.status_changed', row, before.status);
+        return { outcome: 'updated', pet: petFromRow(row), previous: before };
+      },
+    );
+    this.#remove = db.transaction((id: number, expected: readonly number[] | undefined): RemovePetResult => {
+      const plan = planPetChange(this.read(id), expected, {});
+      if (plan.outcome === 'refused') return plan.refusal;
+      const order = holder.get(id);
+      if (order !== undefined) return heldBy(order);
+      const row = remove.get(id) as PetRow;
+      outbox.record('pet.deleted', row);
+      return { outcome: 'removed', pet: petFromRow(row) };
+    });
   }
 
   create(pet: NewPetRecord): Promise<PetRecord> {
@@ -47,5 +89,13 @@ export class SqlitePetStore extends SqliteTableReads<PetRow, PetRecord> implemen
 
   createOnce(pet: NewPetRecord, once: Once<PetRecord>): Promise<OnceResult<PetRecord>> {
     return this.#writes.run(() => this.#createOnce(pet, once));
+  }
+
+  update(id: number, patch: PetPatch, expected: readonly number[] | undefined): Promise<UpdatePetResult> {
+    return this.#writes.run(() => this.#update(id, patch, expected));
+  }
+
+  remove(id: number, expected: readonly number[] | undefined): Promise<RemovePetResult> {
+    return this.#writes.run(() => this.#remove(id, expected));
   }
 }
