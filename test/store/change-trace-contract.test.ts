@@ -40,13 +40,20 @@ eachBackend((backend) => {
           ),
         ),
       );
+      const idOf = (i: number): number => (pets[i] as { id: number }).id;
       const placed = await asked.run(traceparent(100), () =>
-        store.orders.place({ petId: (pets[0] as { id: number }).id, quantity: 1, createdAt }),
+        store.orders.place({ petId: idOf(0), quantity: 1, createdAt }),
       );
       assert.equal(placed.outcome, 'placed');
       const orderId = placed.outcome === 'placed' ? placed.order.id : 0;
       const changed = await asked.run(traceparent(101), () => store.orders.changeStatus(orderId, 'cancelled'));
       assert.equal(changed.outcome, 'changed');
+      const renamed = await asked.run(traceparent(102), () =>
+        store.pets.update(idOf(1), { name: 'renamed' }, undefined),
+      );
+      assert.equal(renamed.outcome, 'updated');
+      const removed = await asked.run(traceparent(103), () => store.pets.remove(idOf(2), undefined));
+      assert.equal(removed.outcome, 'removed');
       await store.pets.create({ name: 'untraced', categoryId: 1, status: 'available' });
 
       const claimed = await claimEverything(store);
@@ -58,6 +65,8 @@ eachBackend((backend) => {
           ['pet.status_changed', traceparent(100)],
           ['order.status_changed', traceparent(101)],
           ['pet.status_changed', traceparent(101)],
+          ['pet.updated', traceparent(102)],
+          ['pet.deleted', traceparent(103)],
           ['untraced', null],
         ],
       );
