@@ -162,6 +162,15 @@ describe('petstore backup', () => {
       assert.equal(response.status, 201);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    const metrics = await (
+      await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${key}` } })
+    ).text();
+    const figure = (name: string) => Number(metrics.match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1]);
+    assert.ok(figure('petstore_backup_age_seconds') < 5, metrics.match(/^petstore_backup.*$/gm)?.join('\n'));
+    assert.ok(figure('petstore_backup_size_bytes') > 0);
+    assert.equal(figure('petstore_backup_failures_total'), 0);
+    // A stop waits for a backup under way: what is left is whole, with nothing half-written beside it.
+    await server.stop();
     const names = kept();
     assert.equal(names.length, 3, names.join(', '));
     assert.deepEqual(readdirSync(dir).sort(), names.sort(), 'nothing else left in BACKUP_DIR');
@@ -180,13 +189,6 @@ describe('petstore backup', () => {
         `one backup per interval: ${names.join(', ')}`,
       );
     }
-    const metrics = await (
-      await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${key}` } })
-    ).text();
-    const figure = (name: string) => Number(metrics.match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1]);
-    assert.ok(figure('petstore_backup_age_seconds') < 5, metrics.match(/^petstore_backup.*$/gm)?.join('\n'));
-    assert.ok(figure('petstore_backup_size_bytes') > 0);
-    assert.equal(figure('petstore_backup_failures_total'), 0);
 
     const refused = await runCli(['serve'], cliEnv('postgres://postgres@127.0.0.1:5432/test', { BACKUP_DIR: dir }));
     assert.notEqual(refused.code, 0);
