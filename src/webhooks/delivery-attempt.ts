@@ -30,10 +30,11 @@ export async function runAttempt(
   release: (delivered: boolean) => void,
   context: AttemptContext,
 ): Promise<void> {
-  if (context.tracer === undefined) return attempt(delivery, release, context, undefined);
-  const span = new AttemptSpan(context.tracer, delivery, eventId(delivery.event.seq));
+  const id = eventId(delivery.event.seq);
+  if (context.tracer === undefined) return attempt(delivery, id, release, context, undefined);
+  const span = new AttemptSpan(context.tracer, delivery, id);
   try {
-    await span.within(() => attempt(delivery, release, context, span));
+    await span.within(() => attempt(delivery, id, release, context, span));
   } finally {
     span.end();
   }
@@ -41,13 +42,13 @@ export async function runAttempt(
 
 async function attempt(
   delivery: DueDelivery,
+  id: string,
   release: (delivered: boolean) => void,
   context: AttemptContext,
   span: AttemptSpan | undefined,
 ): Promise<void> {
   const { timeoutMs, policy, log, metrics, signal, agent } = context;
   const attemptedAt = new Date();
-  const id = eventId(delivery.event.seq);
   const body = JSON.stringify(toSentEvent(delivery.event));
   // Signed as it is sent, with the secrets of then (the claim's, should they not be read: it may be gone).
   const headers = async () => {
