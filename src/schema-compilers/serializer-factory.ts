@@ -28,6 +28,17 @@ function referencedSchemas(schema: unknown, shared: Schemas): Schemas {
   return used;
 }
 
+type Serializer = (data: unknown) => string;
+
+/**
+ * What fast-json-stringify compiled in this process, by the text of the response schema, of the shared
+ * schemas it used and of the options: the same text compiles to the same code, so a route registered twice
+ * (the portal's copies of the webhook routes) or an app built again (tests, a restart in process) reuses
+ * it. By text, because routes build their schema objects as they register and Fastify clones the shared
+ * ones into each app.
+ */
+const compiled = new Map<string, Serializer>();
+
 /**
  * Fastify's own serializer compiler (fast-json-stringify), given only the shared schemas each response
  * schema uses: it validates and indexes every shared schema it is given, once for each of the 165
@@ -37,6 +48,13 @@ export function serializerFactory(): SerializerFactory {
   const build = SerializerSelector();
   return (shared, options) => {
     const all = (shared ?? {}) as Schemas;
-    return (route) => build(referencedSchemas(route.schema, all), options)(route);
+    const optionsText = JSON.stringify(options ?? {});
+    return (route) => {
+      const used = referencedSchemas(route.schema, all);
+      const key = `${optionsText} ${JSON.stringify(route.schema)} ${JSON.stringify(used)}`;
+      const serialize = compiled.get(key) ?? (build(used, options)(route) as Serializer);
+      compiled.set(key, serialize);
+      return serialize;
+    };
   };
 }

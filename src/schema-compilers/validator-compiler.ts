@@ -20,8 +20,18 @@ function newAjv(shared: readonly AnySchema[]): Ajv {
   return ajv;
 }
 
-function compile(ajv: Ajv, schema: SchemaObject): ValidateFunction {
-  return (schema.$id !== undefined ? ajv.getSchema(schema.$id) : undefined) ?? ajv.compile(schema);
+/** Ajv and what it compiled, by the schema's text: routes build their schema objects as they register. */
+interface Compiler {
+  readonly ajv: Ajv;
+  readonly byText: Map<string, ValidateFunction>;
+}
+
+function compile({ ajv, byText }: Compiler, schema: SchemaObject): ValidateFunction {
+  if (schema.$id !== undefined) return ajv.getSchema(schema.$id) ?? ajv.compile(schema);
+  const text = JSON.stringify(schema);
+  const validate = byText.get(text) ?? ajv.compile(schema);
+  byText.set(text, validate);
+  return validate;
 }
 
 /**
@@ -41,14 +51,25 @@ function integerCoercer(schema: SchemaObject): (data: Record<string, unknown>) =
   };
 }
 
+/**
+ * One Ajv per set of shared schemas in a process, for bodies and parameters alike (the options are the
+ * same): each instance compiles Ajv's meta-schema and every shared schema again, so a route registered
+ * twice (the portal's copies) or an app built again (tests, a restart in process) reuses its validators.
+ */
+const compilers = new WeakMap<readonly AnySchema[], Compiler>();
+
+function compilerFor(shared: readonly AnySchema[]): Compiler {
+  const compiler = compilers.get(shared) ?? { ajv: newAjv(shared), byText: new Map() };
+  compilers.set(shared, compiler);
+  return compiler;
+}
+
 /** Validators for every route: strict JSON bodies, strictly coerced query strings and path parameters. */
 export function validatorCompiler(shared: readonly AnySchema[]): FastifySchemaCompiler<SchemaObject> {
-  // One instance for bodies and parameters (the options are the same): each instance compiles Ajv's
-  // meta-schema and every shared schema again at start-up.
-  const ajv = newAjv(shared);
+  const compiler = compilerFor(shared);
   return ({ schema, httpPart }) => {
-    if (httpPart === 'body') return compile(ajv, schema);
-    const validate = compile(ajv, schema);
+    if (httpPart === 'body') return compile(compiler, schema);
+    const validate = compile(compiler, schema);
     const coerce = integerCoercer(schema);
     const run = (data: Record<string, unknown> | null) => {
       if (data !== null && typeof data === 'object') coerce(data);
