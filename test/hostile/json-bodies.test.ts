@@ -39,7 +39,7 @@ hostileSuite(({ world }) => {
           ),
       ),
     );
-    await property(t, w, 2, runs(800), fc.array(requests, { minLength: 1, maxLength: 4 }));
+    await property(t, w, 2, runs(400), fc.array(requests, { minLength: 1, maxLength: 4 }));
   });
 
   // A declared charset other than UTF-8 is an unsupported media type (415); undecodable UTF-8 is 400.

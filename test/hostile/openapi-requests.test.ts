@@ -14,7 +14,7 @@ hostileSuite(({ backend, world, totals }) => {
     const batch = fc
       .tuple(fc.array(requests, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(), { maxLength: 2 }))
       .map(([sent, retries]) => [...sent, ...retries.map((i) => sent[i % sent.length] as HostileRequest)]);
-    await property(t, w, 1, runs(1200), batch);
+    await property(t, w, 1, runs(600), batch);
   });
 
   test('requests per run', (t) => {

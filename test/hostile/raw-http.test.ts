@@ -9,7 +9,7 @@ import { hostileSuite, property } from './world.js';
 hostileSuite(({ world }) => {
   test('raw HTTP/1.1: malformed and huge headers, framing, odd targets and methods', async (t) => {
     const w = await world(t);
-    await property(t, w, 3, runs(700), fc.array(rawRequest(w), { minLength: 1, maxLength: 3 }));
+    await property(t, w, 3, runs(350), fc.array(rawRequest(w), { minLength: 1, maxLength: 3 }));
   });
 
   test('a request without Host gets the Error body too', async (t) => {
