@@ -1,5 +1,5 @@
 import type { OpenAPIV3_2 } from '@fastify/swagger';
-import { TEST_EVENT_TYPE } from '../domain/event-types.js';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from '../domain/event-types.js';
 import { EVENT_SCHEMAS } from '../schemas/event.js';
 import { WebhookTestEvent } from '../schemas/webhook-test.js';
 
@@ -56,7 +56,7 @@ const annotations = (schema: unknown) => schema as { $id: string; description: s
  */
 export function webhooksSection(): Webhooks {
   const sent: [string, unknown, string][] = [
-    ...Object.entries(EVENT_SCHEMAS).map(([type, schema]): [string, unknown, string] => [type, schema, DELIVERY]),
+    ...EVENT_TYPES.map((type): [string, unknown, string] => [type, EVENT_SCHEMAS[type], DELIVERY]),
     [TEST_EVENT_TYPE, WebhookTestEvent, TEST_DELIVERY],
   ];
   return Object.fromEntries(

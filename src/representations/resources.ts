@@ -1,6 +1,7 @@
 import { strongTag } from '../domain/entity-tags.js';
 import { TEST_EVENT_TYPE } from '../domain/event-types.js';
 import { isComplete } from '../domain/order-status.js';
+import type { PetPatch } from '../domain/pet-change.js';
 import type { Event } from '../schemas/event.js';
 import type { Order } from '../schemas/order.js';
 import type { Pet } from '../schemas/pet.js';
@@ -53,39 +54,24 @@ export const eventId = (seq: number) => `evt_${seq}`;
 /** The sequence number of an event id the request's schema let through (`evt_` and digits). */
 export const eventSeq = (id: string) => Number(id.slice('evt_'.length));
 
+/**
+ * An event as the feed, the stream and webhooks show it, from what its record keeps (its type's entry in
+ * EVENT_RULES decides that, and its schema says the same): the subject after the change, its state before,
+ * and a pet's version. In the order JSON.stringify keeps for webhook bodies: id, type, timestamp, data, then
+ * the rest.
+ */
 export function toEvent(record: EventRecord): Event {
-  const id = eventId(record.seq);
-  const timestamp = record.at.toISOString();
-  switch (record.type) {
-    case 'pet.created':
-      return { id, type: record.type, timestamp, data: toPet(record.pet), ...eventTag(record.pet) };
-    case 'pet.status_changed':
-      return {
-        id,
-        type: record.type,
-        timestamp,
-        data: toPet(record.pet),
-        previousStatus: record.previousStatus,
-        ...eventTag(record.pet),
-      };
-    case 'pet.updated':
-      return {
-        id,
-        type: record.type,
-        timestamp,
-        data: toPet(record.pet),
-        previous: record.previous,
-        etag: strongTag(record.pet.version),
-      };
-    case 'pet.deleted':
-      return { id, type: record.type, timestamp, data: toPet(record.pet), etag: strongTag(record.pet.version) };
-    case 'order.placed':
-      return { id, type: record.type, timestamp, data: toOrder(record.order) };
-    case 'order.status_changed':
-      return { id, type: record.type, timestamp, data: toOrder(record.order), previousStatus: record.previousStatus };
-    case 'webhook_endpoint.disabled':
-      return { id, type: record.type, timestamp, data: toEndpointView(record.endpoint) };
-  }
+  const head = { id: eventId(record.seq), type: record.type, timestamp: record.at.toISOString() };
+  if ('pet' in record) return { ...head, data: toPet(record.pet), ...before(record), ...eventTag(record.pet) } as Event;
+  if ('order' in record) return { ...head, data: toOrder(record.order), ...before(record) } as Event;
+  return { ...head, data: toEndpointView(record.endpoint) } as Event;
+}
+
+/** What an event shows of its subject before the change: its status, or the changed fields' values. */
+function before(record: EventRecord): { previousStatus?: string; previous?: PetPatch } {
+  if ('previousStatus' in record) return { previousStatus: record.previousStatus };
+  if ('previous' in record) return { previous: record.previous };
+  return {};
 }
 
 /** An event's `etag`: the pet's version, unless the event was recorded before pets had versions. */

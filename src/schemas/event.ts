@@ -1,5 +1,5 @@
-import { type Static, type TSchema, Type } from 'typebox';
-import { EVENT_TYPES, type EventType as EventTypeName } from '../domain/event-types.js';
+import { type Static, type TLiteral, type TObject, type TSchema, Type } from 'typebox';
+import { EVENT_TYPES, type EventSubject, type EventType as EventTypeName, subjectOf } from '../domain/event-types.js';
 import { Int64 } from './int64.js';
 import { Order, OrderStatus } from './order.js';
 import { PageLimit } from './page.js';
@@ -101,7 +101,11 @@ export const WebhookEndpointDisabledEvent = eventSchema(
   {},
 );
 
-/** Each event type with its schema: the feed's items, the stream's data and the OpenAPI `webhooks`. */
+/**
+ * Each event type's schema (its entry in src/domain/event-types.ts has the rest): the feed's items, the
+ * stream's data, the OpenAPI `webhooks` and `components`, the client's Event. The compiler asks for every
+ * type, and for its name as the schema's `type`.
+ */
 export const EVENT_SCHEMAS = {
   'pet.created': PetCreatedEvent,
   'pet.status_changed': PetStatusChangedEvent,
@@ -110,7 +114,16 @@ export const EVENT_SCHEMAS = {
   'order.placed': OrderPlacedEvent,
   'order.status_changed': OrderStatusChangedEvent,
   'webhook_endpoint.disabled': WebhookEndpointDisabledEvent,
-} as const;
+} as const satisfies { readonly [T in EventTypeName]: TObject<{ type: TLiteral<T> }> };
+
+/**
+ * The schemas of the events about `subject`, by type name: the order the OpenAPI `components` list them in
+ * (shared.ts).
+ */
+export const eventSchemasAbout = (subject: EventSubject): TSchema[] =>
+  EVENT_TYPES.filter((type) => subjectOf(type) === subject)
+    .sort()
+    .map((type) => EVENT_SCHEMAS[type]);
 
 export type PetCreatedEvent = Static<typeof PetCreatedEvent>;
 export type PetStatusChangedEvent = Static<typeof PetStatusChangedEvent>;
@@ -119,18 +132,12 @@ export type PetDeletedEvent = Static<typeof PetDeletedEvent>;
 export type OrderPlacedEvent = Static<typeof OrderPlacedEvent>;
 export type OrderStatusChangedEvent = Static<typeof OrderStatusChangedEvent>;
 export type WebhookEndpointDisabledEvent = Static<typeof WebhookEndpointDisabledEvent>;
-export type Event =
-  | PetCreatedEvent
-  | PetStatusChangedEvent
-  | PetUpdatedEvent
-  | PetDeletedEvent
-  | OrderPlacedEvent
-  | OrderStatusChangedEvent
-  | WebhookEndpointDisabledEvent;
+/** Any event: one of EVENT_SCHEMAS, `type` says which. */
+export type Event = { [T in EventTypeName]: Static<(typeof EVENT_SCHEMAS)[T]> }[EventTypeName];
 
 export const Event = Type.Unsafe<Event>({
   $id: 'Event',
-  anyOf: Object.values(EVENT_SCHEMAS).map((schema) => ref(schema)),
+  anyOf: EVENT_TYPES.map((type) => ref(EVENT_SCHEMAS[type])),
   description: 'A change to a pet, an order or a webhook endpoint; `type` says which.',
 });
 

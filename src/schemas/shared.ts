@@ -1,15 +1,5 @@
 import { ErrorBody } from './error.js';
-import {
-  Event,
-  EventType,
-  OrderPlacedEvent,
-  OrderStatusChangedEvent,
-  PetCreatedEvent,
-  PetDeletedEvent,
-  PetStatusChangedEvent,
-  PetUpdatedEvent,
-  WebhookEndpointDisabledEvent,
-} from './event.js';
+import { Event, EventType, eventSchemasAbout } from './event.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
 import { NewPet, Pet, PetChange, PetStatus } from './pet.js';
 import { PortalLink, PortalLinkRequest } from './portal-link.js';
@@ -37,15 +27,11 @@ export const SHARED_SCHEMAS = [
   OrderStatusChange,
   ErrorBody,
   EventType,
-  PetCreatedEvent,
-  PetDeletedEvent,
-  PetStatusChangedEvent,
-  PetUpdatedEvent,
-  OrderPlacedEvent,
-  OrderStatusChangedEvent,
+  ...eventSchemasAbout('pet'),
+  ...eventSchemasAbout('order'),
   Event,
   WebhookEndpoint,
-  WebhookEndpointDisabledEvent,
+  ...eventSchemasAbout('webhook_endpoint'),
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
   WebhookEndpointChange,

@@ -3,7 +3,7 @@ import type { DeliveryStatus } from '../domain/delivery-status.js';
 import type { DeliveryTrigger } from '../domain/delivery-trigger.js';
 import type { DisabledReason } from '../domain/disabled-reason.js';
 import type { EventPosition } from '../domain/event-position.js';
-import type { EventType, SentEventType, TEST_EVENT_TYPE } from '../domain/event-types.js';
+import type { EventType, RuleOf, SentEventType, SubjectOf, TEST_EVENT_TYPE } from '../domain/event-types.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { PetPatch } from '../domain/pet-change.js';
 import type { PetStatus } from '../domain/pet-status.js';
@@ -111,15 +111,23 @@ export interface NewApiKeyRecord {
   readonly createdAt: Date;
 }
 
+/** What a change of type T keeps of its subject, as the change left it. */
+interface Subjects<T extends EventType> {
+  readonly pet: { readonly pet: RuleOf<T> extends { unversioned: true } ? EventPetRecord : PetRecord };
+  readonly order: { readonly order: OrderRecord };
+  readonly webhook_endpoint: { readonly endpoint: WebhookEndpointSnapshot };
+}
+
+/** What a change of type T keeps of its subject before the change, as its entry in EVENT_RULES says. */
+type Before<T extends EventType> =
+  RuleOf<T> extends { previous: 'status' }
+    ? { readonly previousStatus: { pet: PetStatus; order: OrderStatus; webhook_endpoint: never }[SubjectOf<T>] }
+    : RuleOf<T> extends { previous: 'fields' }
+      ? { readonly previous: PetPatch }
+      : unknown;
+
 /** One change, as the write that made it records it (the records are the state after the change). */
-type Change =
-  | { readonly type: 'pet.created'; readonly pet: EventPetRecord }
-  | { readonly type: 'pet.status_changed'; readonly pet: EventPetRecord; readonly previousStatus: PetStatus }
-  | { readonly type: 'pet.updated'; readonly pet: PetRecord; readonly previous: PetPatch }
-  | { readonly type: 'pet.deleted'; readonly pet: PetRecord }
-  | { readonly type: 'order.placed'; readonly order: OrderRecord }
-  | { readonly type: 'order.status_changed'; readonly order: OrderRecord; readonly previousStatus: OrderStatus }
-  | { readonly type: 'webhook_endpoint.disabled'; readonly endpoint: WebhookEndpointSnapshot };
+type Change = { [T in EventType]: { readonly type: T } & Subjects<T>[SubjectOf<T>] & Before<T> }[EventType];
 
 /** A recorded change: its feed position, its sequence number (the event id's) and when it was recorded. */
 export type EventRecord = Change & {

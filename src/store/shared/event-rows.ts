@@ -1,9 +1,14 @@
-import { type EventType, type SentEventType, TEST_EVENT_TYPE } from '../../domain/event-types.js';
-import type { OrderStatus } from '../../domain/order-status.js';
+import {
+  type EventSubject,
+  type EventType,
+  ruleOf,
+  type SentEventType,
+  subjectOf,
+  TEST_EVENT_TYPE,
+} from '../../domain/event-types.js';
 import type { PetPatch } from '../../domain/pet-change.js';
-import type { PetStatus } from '../../domain/pet-status.js';
 import type { EventPetRecord, EventRecord, SentEventRecord } from '../records.js';
-import { type OrderRow, orderFromRow, type PetRow, petFromRow, type ToDate } from './rows.js';
+import { type OrderRow, orderFromRow, type PetRow, type ToDate } from './rows.js';
 import { type EndpointEventRow, snapshotFromRow } from './webhook-rows.js';
 
 /**
@@ -41,35 +46,27 @@ function eventPet(row: Omit<PetRow, 'version'> & { version?: number }): EventPet
 /** A row inside event data keeps its timestamps as the backend wrote them: milliseconds or ISO text. */
 const dataDate: ToDate<number | string> = (value) => new Date(value);
 
+type EventData = PetRow & OrderRow<number | string> & EndpointEventRow<number | string>;
+
+/** An event's subject, from its data: the row as the change left it. */
+const SUBJECTS: Record<EventSubject, (data: EventData) => object> = {
+  pet: (data) => ({ pet: eventPet(data) }),
+  order: (data) => ({ order: orderFromRow(data, dataDate) }),
+  webhook_endpoint: (data) => ({ endpoint: snapshotFromRow(data, dataDate) }),
+};
+
+/** An event's record, as its type's entry in EVENT_RULES says what it keeps (EventRecord spells it out). */
 export function eventFromRow<D>(row: EventRow<D>, toDate: ToDate<D>): EventRecord {
-  const base = { seq: row.seq, position: { tx: row.tx, seq: row.seq }, at: toDate(row.at) };
-  const data = JSON.parse(row.data) as PetRow & OrderRow<number | string> & EndpointEventRow<number | string>;
-  switch (row.type) {
-    case 'pet.created':
-      return { ...base, type: row.type, pet: eventPet(data) };
-    case 'pet.deleted':
-      return { ...base, type: row.type, pet: petFromRow(data) };
-    case 'pet.status_changed':
-      return { ...base, type: row.type, pet: eventPet(data), previousStatus: row.previous_status as PetStatus };
-    case 'pet.updated':
-      return {
-        ...base,
-        type: row.type,
-        pet: petFromRow(data),
-        previous: JSON.parse(row.previous_status ?? '{}') as PetPatch,
-      };
-    case 'order.placed':
-      return { ...base, type: row.type, order: orderFromRow(data, dataDate) };
-    case 'order.status_changed':
-      return {
-        ...base,
-        type: row.type,
-        order: orderFromRow(data, dataDate),
-        previousStatus: row.previous_status as OrderStatus,
-      };
-    case 'webhook_endpoint.disabled':
-      return { ...base, type: row.type, endpoint: snapshotFromRow(data, dataDate) };
-  }
+  const { previous } = ruleOf(row.type);
+  return {
+    seq: row.seq,
+    position: { tx: row.tx, seq: row.seq },
+    at: toDate(row.at),
+    type: row.type,
+    ...SUBJECTS[subjectOf(row.type)](JSON.parse(row.data) as EventData),
+    ...(previous === 'status' && { previousStatus: row.previous_status }),
+    ...(previous === 'fields' && { previous: JSON.parse(row.previous_status ?? '{}') as PetPatch }),
+  } as EventRecord;
 }
 
 /** A row a claim reads with its delivery: an event's, or a test send's (its data: `{"webhook_id"}`). */
