@@ -129,9 +129,10 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
       },
     },
     async (request, reply) => {
-      const { name, categoryId, status = 'available' } = request.body;
-      checkName(name);
-      const record = { name, categoryId, status };
+      const { body } = request;
+      checkName(body.name);
+      // Every field as sent (NewPet has them all), the status defaulted.
+      const record = { ...body, status: body.status ?? 'available' };
       const pet = await idempotency.run(request, reply, {
         body: record,
         plain: () => store.pets.create(record),

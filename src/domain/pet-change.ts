@@ -8,6 +8,22 @@ export interface PetFields {
   readonly status: PetStatus;
 }
 
+/**
+ * Each field, in the order a change lists them and the store its columns; the compiler asks for every field
+ * of PetFields. A field a pet may lack is one that may be null, so that every record of a pet names it and
+ * the compiler asks each for it.
+ */
+export const PET_FIELDS = Object.keys({
+  name: true,
+  categoryId: true,
+  status: true,
+} satisfies Record<keyof PetFields, true>) as readonly (keyof PetFields)[];
+
+/** A pet's fields as a create gives them: one that may be null may be left out, and is null then. */
+export type NewPetFields = {
+  readonly [F in keyof PetFields as null extends PetFields[F] ? never : F]: PetFields[F];
+} & { readonly [F in keyof PetFields as null extends PetFields[F] ? F : never]?: PetFields[F] };
+
 /** A JSON Merge Patch of a pet's fields: those given replace the pet's, the others stay. */
 export type PetPatch = Partial<PetFields>;
 
@@ -21,7 +37,7 @@ export const HOLDING_ORDER_STATUSES: readonly OrderStatus[] = ['placed', 'approv
 export function petChanges(pet: PetFields, patch: PetPatch): { readonly after: PetPatch; readonly before: PetPatch } {
   const after: Partial<Record<keyof PetFields, unknown>> = {};
   const before: Partial<Record<keyof PetFields, unknown>> = {};
-  for (const field of ['name', 'categoryId', 'status'] as const) {
+  for (const field of PET_FIELDS) {
     const value = patch[field];
     if (value === undefined || value === pet[field]) continue;
     after[field] = value;

@@ -1,9 +1,8 @@
 import { type Static, type TLiteral, type TObject, type TSchema, Type } from 'typebox';
 import { EVENT_TYPES, type EventSubject, type EventType as EventTypeName, subjectOf } from '../domain/event-types.js';
-import { Int64 } from './int64.js';
 import { Order, OrderStatus } from './order.js';
 import { PageLimit } from './page.js';
-import { Pet, PetStatus } from './pet.js';
+import { EXAMPLE_PET, Pet, PetFieldsBefore, PetStatus } from './pet.js';
 import { filterParameter } from './query.js';
 import { ref } from './ref.js';
 import { WebhookEndpoint } from './webhook.js';
@@ -64,17 +63,7 @@ export const PetUpdatedEvent = eventSchema(
   'pet.updated',
   Pet,
   'A pet was changed (`PATCH /pets/{petId}`); a change of its status also records `pet.status_changed`.',
-  {
-    previous: Type.Object(
-      {
-        name: Type.Optional(Type.String()),
-        categoryId: Type.Optional(Int64({ minimum: 1 })),
-        status: Type.Optional(Type.Unsafe<PetStatus>({ $ref: 'PetStatus' })),
-      },
-      { additionalProperties: false, description: 'The changed fields, with their values before the change.' },
-    ),
-    etag: Etag,
-  },
+  { previous: PetFieldsBefore, etag: Etag },
 );
 export const PetDeletedEvent = eventSchema(
   'PetDeletedEvent',
@@ -166,7 +155,7 @@ export const EventStreamBody = Type.String({
     'event>`, `event: <its type>`, `data: <the Event JSON on one line>`; comment lines start with `:`.',
   examples: [
     ': open\n\nid: MDoxMjo.4vJtXz0bq2Nf3cL1sY8wQA\nevent: pet.created\ndata: {"id":"evt_12","type":"pet.created",' +
-      '"timestamp":"2026-01-05T10:00:00.000Z","data":{"id":7,"name":"Rex","categoryId":1,"status":"available"}}\n\n' +
+      `"timestamp":"2026-01-05T10:00:00.000Z","data":${JSON.stringify(EXAMPLE_PET)}}\n\n` +
       ': keep-alive\n\n',
   ],
 });

@@ -1,4 +1,5 @@
-import { type Static, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
+import type { PetFields } from '../domain/pet-change.js';
 import { NAME_MAX_CHARS } from '../domain/pet-name.js';
 import { PET_STATUSES } from '../domain/pet-status.js';
 import { Int64, MAX_JSON_INTEGER } from './int64.js';
@@ -33,16 +34,22 @@ const CategoryId = Int64({
   description: `Identifier of the category the animal belongs to: 1 to ${MAX_JSON_INTEGER}.`,
 });
 
+/** What each schema of a pet's fields below satisfies: the compiler asks it for every field of PetFields. */
+type EachField = Record<keyof PetFields, TSchema>;
+
 export const Pet = Type.Object(
   {
     id: Int64({ minimum: 1, description: 'Assigned by the service on creation.' }),
     name: Type.String({ description: "The animal's name." }),
     categoryId: CategoryId,
     status: Type.Unsafe<PetStatus>({ $ref: 'PetStatus' }),
-  },
+  } satisfies { id: TSchema } & EachField,
   { $id: 'Pet', additionalProperties: false },
 );
 export type Pet = Static<typeof Pet>;
+
+/** The pet the document's examples show. */
+export const EXAMPLE_PET: Pet = { id: 7, name: 'Rex', categoryId: 1, status: 'available' };
 
 export const NewPet = Type.Object(
   {
@@ -53,7 +60,7 @@ export const NewPet = Type.Object(
     status: Type.Optional(
       Type.Unsafe<PetStatus>({ allOf: [{ $ref: 'PetStatus' }], description: 'Defaults to `available`.' }),
     ),
-  },
+  } satisfies EachField,
   {
     $id: 'NewPet',
     additionalProperties: false,
@@ -72,7 +79,7 @@ export const PetChange = Type.Object(
         description: 'Changes only while no order holds the animal (`placed` or `approved`).',
       }),
     ),
-  },
+  } satisfies EachField,
   {
     $id: 'PetChange',
     additionalProperties: false,
@@ -83,6 +90,16 @@ export const PetChange = Type.Object(
   },
 );
 export type PetChange = Static<typeof PetChange>;
+
+/** A `pet.updated` event's `previous`: the fields a change set, each as it was. */
+export const PetFieldsBefore = Type.Object(
+  {
+    name: Type.Optional(Type.String()),
+    categoryId: Type.Optional(Int64({ minimum: 1 })),
+    status: Type.Optional(Type.Unsafe<PetStatus>({ $ref: 'PetStatus' })),
+  } satisfies EachField,
+  { additionalProperties: false, description: 'The changed fields, with their values before the change.' },
+);
 
 export const ListPetsQuery = Type.Object(
   {

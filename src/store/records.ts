@@ -5,7 +5,7 @@ import type { DisabledReason } from '../domain/disabled-reason.js';
 import type { EventPosition } from '../domain/event-position.js';
 import type { EventType, RuleOf, SentEventType, SubjectOf, TEST_EVENT_TYPE } from '../domain/event-types.js';
 import type { OrderStatus } from '../domain/order-status.js';
-import type { PetPatch } from '../domain/pet-change.js';
+import type { NewPetFields, PetFields, PetPatch } from '../domain/pet-change.js';
 import type { PetStatus } from '../domain/pet-status.js';
 import type { SigningSecrets, WebhookEndpointSnapshot } from './webhook-endpoint-records.js';
 
@@ -13,14 +13,11 @@ import type { SigningSecrets, WebhookEndpointSnapshot } from './webhook-endpoint
 // both backends and everything above can name them without importing one another.
 // Webhook endpoints' records are in webhook-endpoint-records.ts.
 
-export interface NewPetRecord {
-  readonly name: string;
-  readonly categoryId: number;
-  readonly status: PetStatus;
-}
+/** A pet to create: its fields, those that may be null left out or not. */
+export type NewPetRecord = NewPetFields;
 
 /** A pet as the store keeps it (the API's Pet is rendered from it). */
-export interface PetRecord extends NewPetRecord {
+export interface PetRecord extends PetFields {
   readonly id: number;
   /** 1 on creation, one more with every change: the pet's `ETag`. */
   readonly version: number;

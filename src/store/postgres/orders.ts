@@ -5,7 +5,15 @@ import type { ChangeTrace } from '../change-trace.js';
 import type { Once, OnceResult } from '../once-records.js';
 import type { ChangeOrderResult, NewOrderRecord, OrderRecord, PlaceOrderResult } from '../records.js';
 import { readQueries } from '../shared/keyset-page.js';
-import { asDate, ORDER_COLUMNS, type OrderRow, orderFromRow, PET_COLUMNS, type PetRow } from '../shared/rows.js';
+import {
+  asDate,
+  ORDER_COLUMNS,
+  type OrderRow,
+  orderFromRow,
+  PET_COLUMNS,
+  type PetRow,
+  QUALIFIED_PET_COLUMNS,
+} from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';
 import type { OrderStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
@@ -46,7 +54,7 @@ const PLACE = `WITH taken AS (UPDATE pets SET status = $1, version = version + 1
 const MOVE_PET = `UPDATE pets SET status = $1, version = pets.version + 1
   FROM (SELECT id, status AS previous FROM pets WHERE id = $2) AS old
   WHERE pets.id = old.id AND old.previous <> $1
-  RETURNING pets.id, name, category_id, pets.status, pets.version, old.previous`;
+  RETURNING ${QUALIFIED_PET_COLUMNS}, old.previous`;
 
 /** Runs one named statement: on the pool (a statement of its own) or on a transaction's client. */
 type Rows = <R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<R[]>;

@@ -1,18 +1,22 @@
 import type pg from 'pg';
 import type { EventType } from '../../domain/event-types.js';
+import { PET_FIELDS } from '../../domain/pet-change.js';
 import type { OrderRow, PetRow } from '../shared/rows.js';
 import type { EndpointEventRow } from '../shared/webhook-rows.js';
+
+/** The parameter of the pets' traces in a statement that inserts pets: the one after their fields'. */
+const PET_TRACES = PET_FIELDS.length + 1;
 
 /**
  * The outbox's write side on PostgreSQL. A statement that inserts pets records their events in the same
  * statement with this CTE (named `pet_created`), over the CTE `inserted` that returned the pet rows and the
- * parameter $4, their traces in id order (see ChangeTrace); other writes call recordEvents in their
+ * parameter PET_TRACES, their traces in id order (see ChangeTrace); other writes call recordEvents in their
  * transaction. Webhook deliveries are queued after the commit (fan-out.ts). Event data is the row as JSON
  * in its table's column names, as on SQLite.
  */
 export const PET_CREATED_EVENTS = `pet_created AS (
     INSERT INTO events (type, data, trace)
-    SELECT 'pet.created', to_jsonb(inserted)::text, ($4::text[])[row_number() OVER (ORDER BY inserted.id)]
+    SELECT 'pet.created', to_jsonb(inserted)::text, ($${PET_TRACES}::text[])[row_number() OVER (ORDER BY inserted.id)]
     FROM inserted ORDER BY inserted.id)`;
 
 const INSERT_EVENTS = `INSERT INTO events (type, data, previous_status, trace)

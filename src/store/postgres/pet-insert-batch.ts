@@ -1,5 +1,6 @@
+import { PET_FIELDS } from '../../domain/pet-change.js';
 import type { NewPetRecord, PetRecord } from '../records.js';
-import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
+import { PET_COLUMNS, PET_FIELD_LIST, type PetRow, petFromRow, petParameters, petValue } from '../shared/rows.js';
 import { lockKey } from './advisory-locks.js';
 import { PET_CREATED_EVENTS } from './outbox.js';
 import type { Database } from './postgres-db.js';
@@ -11,9 +12,10 @@ import { StatementBatch } from './statement-batch.js';
  * pets' events ride in the same statement, each with its own pet's trace.
  */
 const INSERT_BATCH = `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('pet-ids')})),
-  input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS i(name, category_id, status, n)),
-  inserted AS (INSERT INTO pets (name, category_id, status)
-    SELECT name, category_id, status FROM input, in_id_order ORDER BY n
+  input AS (SELECT * FROM unnest(${petParameters('[]')})
+    WITH ORDINALITY AS i(${PET_FIELD_LIST}, n)),
+  inserted AS (INSERT INTO pets (${PET_FIELD_LIST})
+    SELECT ${PET_FIELD_LIST} FROM input, in_id_order ORDER BY n
     RETURNING ${PET_COLUMNS}),
   ${PET_CREATED_EVENTS}
   SELECT ${PET_COLUMNS} FROM inserted`;
@@ -33,9 +35,7 @@ export function petInsertBatch(db: Database, one: (traced: TracedPet) => Promise
     one,
     many: (batch) =>
       db.rows<PetRow>('pets-insert-batch', INSERT_BATCH, [
-        batch.map(({ pet }) => pet.name),
-        batch.map(({ pet }) => pet.categoryId),
-        batch.map(({ pet }) => pet.status),
+        ...PET_FIELDS.map((field) => batch.map(({ pet }) => petValue(pet, field))),
         batch.map(({ trace }) => trace),
       ]),
     settle,
@@ -49,10 +49,8 @@ function settle(batch: readonly TracedPet[], rows: PetRow[]): Array<PetRecord | 
   rows.sort((a, b) => a.id - b.id);
   return batch.map(({ pet }, i) => {
     const row = rows[i];
-    const same =
-      row !== undefined && row.name === pet.name && row.category_id === pet.categoryId && row.status === pet.status;
-    return same
-      ? petFromRow(row)
-      : new Error(`batched insert returned rows out of order (pet ${row?.id ?? 'missing'})`);
+    const record = row === undefined ? undefined : petFromRow(row);
+    const same = record !== undefined && PET_FIELDS.every((field) => record[field] === petValue(pet, field));
+    return same ? record : new Error(`batched insert returned rows out of order (pet ${row?.id ?? 'missing'})`);
   });
 }

@@ -13,7 +13,7 @@ import {
   previousText,
   updateValues,
 } from '../shared/pet-changes.js';
-import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
+import { PET_COLUMNS, PET_FIELD_LIST, type PetRow, petFromRow, petParameters, petValues } from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';
 import type { PetStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
@@ -34,14 +34,14 @@ import { PostgresTableReads } from './table-reads.js';
  */
 export const PET_QUERIES = {
   insert: `WITH in_id_order AS (SELECT pg_advisory_xact_lock(${lockKey('pet-ids')})),
-    inserted AS (INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM in_id_order
+    inserted AS (INSERT INTO pets (${PET_FIELD_LIST}) SELECT ${petParameters()} FROM in_id_order
       RETURNING ${PET_COLUMNS}),
     ${PET_CREATED_EVENTS}
     SELECT ${PET_COLUMNS} FROM inserted`,
   ...readQueries('pets', PET_COLUMNS, postgresParam),
 };
 
-const insertValues = (pet: NewPetRecord, trace: string | null) => [pet.name, pet.categoryId, pet.status, [trace]];
+const insertValues = (pet: NewPetRecord, trace: string | null) => [...petValues(pet), [trace]];
 
 const CHANGE_QUERIES = {
   ...petChangeQueries(postgresParam),

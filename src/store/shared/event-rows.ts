@@ -7,8 +7,8 @@ import {
   TEST_EVENT_TYPE,
 } from '../../domain/event-types.js';
 import type { PetPatch } from '../../domain/pet-change.js';
-import type { EventPetRecord, EventRecord, SentEventRecord } from '../records.js';
-import { type OrderRow, orderFromRow, type PetRow, type ToDate } from './rows.js';
+import type { EventRecord, SentEventRecord } from '../records.js';
+import { type EventPetRow, type OrderRow, orderFromRow, petFromRow, type ToDate } from './rows.js';
 import { type EndpointEventRow, snapshotFromRow } from './webhook-rows.js';
 
 /**
@@ -38,19 +38,14 @@ export interface EventRow<D> {
   previous_status: string | null;
 }
 
-/** A pet in event data: its row, without `version` in events recorded before pets had versions. */
-function eventPet(row: Omit<PetRow, 'version'> & { version?: number }): EventPetRecord {
-  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status, version: row.version };
-}
-
 /** A row inside event data keeps its timestamps as the backend wrote them: milliseconds or ISO text. */
 const dataDate: ToDate<number | string> = (value) => new Date(value);
 
-type EventData = PetRow & OrderRow<number | string> & EndpointEventRow<number | string>;
+type EventData = EventPetRow & OrderRow<number | string> & EndpointEventRow<number | string>;
 
 /** An event's subject, from its data: the row as the change left it. */
 const SUBJECTS: Record<EventSubject, (data: EventData) => object> = {
-  pet: (data) => ({ pet: eventPet(data) }),
+  pet: (data) => ({ pet: petFromRow(data) }),
   order: (data) => ({ order: orderFromRow(data, dataDate) }),
   webhook_endpoint: (data) => ({ endpoint: snapshotFromRow(data, dataDate) }),
 };

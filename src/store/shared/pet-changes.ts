@@ -1,7 +1,13 @@
 import type { OrderStatus } from '../../domain/order-status.js';
-import { HOLDING_ORDER_STATUSES, type PetPatch, petChanges, versionMatches } from '../../domain/pet-change.js';
+import {
+  HOLDING_ORDER_STATUSES,
+  PET_FIELDS,
+  type PetPatch,
+  petChanges,
+  versionMatches,
+} from '../../domain/pet-change.js';
 import type { PetChangeRefusal, PetRecord } from '../records.js';
-import { PET_COLUMNS } from './rows.js';
+import { PET_COLUMNS, petColumn, petValues } from './rows.js';
 import type { Param } from './sql-params.js';
 
 /** The order that holds a pet, if one does. */
@@ -14,14 +20,15 @@ const HOLDING = HOLDING_ORDER_STATUSES.map((status) => `'${status}'`).join(', ')
 
 /**
  * The statements of a pet's change and removal, alike on both backends: the oldest order holding the pet
- * (orders_pet_id serves it, reading that pet's orders only), the change (all three fields, the unchanged
- * ones as they were) and the removal, each returning the pet's row.
+ * (orders_pet_id serves it, reading that pet's orders only), the change (every field, the unchanged ones as
+ * they were) and the removal, each returning the pet's row.
  */
 export function petChangeQueries(param: Param) {
+  const set = PET_FIELDS.map((field, i) => `${petColumn(field)} = ${param(i + 1)}`).join(', ');
   return {
     holder: `SELECT id, status FROM orders WHERE pet_id = ${param(1)} AND status IN (${HOLDING}) ORDER BY id LIMIT 1`,
-    update: `UPDATE pets SET name = ${param(1)}, category_id = ${param(2)}, status = ${param(3)}, version = version + 1
-      WHERE id = ${param(4)} RETURNING ${PET_COLUMNS}`,
+    update: `UPDATE pets SET ${set}, version = version + 1
+      WHERE id = ${param(PET_FIELDS.length + 1)} RETURNING ${PET_COLUMNS}`,
     remove: `DELETE FROM pets WHERE id = ${param(1)} RETURNING ${PET_COLUMNS}`,
   };
 }
@@ -50,9 +57,8 @@ export function heldBy(order: HoldingOrderRow): PetChangeRefusal {
 }
 
 /** The values of the change statement's parameters: the pet's fields after the patch, and its id. */
-export function updateValues(pet: PetRecord, after: PetPatch): [string, number, string, number] {
-  const next = { ...pet, ...after };
-  return [next.name, next.categoryId, next.status, pet.id];
+export function updateValues(pet: PetRecord, after: PetPatch): unknown[] {
+  return [...petValues({ ...pet, ...after }), pet.id];
 }
 
 /** What a `pet.updated` event keeps besides the pet: the changed fields' earlier values, as JSON. */

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { PetPatch } from '../../domain/pet-change.js';
+import { PET_FIELDS, type PetPatch } from '../../domain/pet-change.js';
 import type { Once, OnceResult } from '../once-records.js';
 import type { NewPetRecord, PetRecord, RemovePetResult, UpdatePetResult } from '../records.js';
 import { readQueries } from '../shared/keyset-page.js';
@@ -11,7 +11,7 @@ import {
   previousText,
   updateValues,
 } from '../shared/pet-changes.js';
-import { PET_COLUMNS, type PetRow, petFromRow } from '../shared/rows.js';
+import { PET_COLUMNS, PET_FIELD_LIST, type PetRow, petFromRow, petValues } from '../shared/rows.js';
 import { sqliteParam } from '../shared/sql-params.js';
 import type { PetStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
@@ -21,7 +21,7 @@ import { SqliteTableReads } from './table-reads.js';
 
 /** The hot queries, exported so a test can check their plans. */
 export const PET_QUERIES = {
-  insert: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
+  insert: `INSERT INTO pets (${PET_FIELD_LIST}) VALUES (${PET_FIELDS.map(() => '?').join(', ')}) RETURNING ${PET_COLUMNS}`,
   ...readQueries('pets', PET_COLUMNS, sqliteParam),
 };
 
@@ -40,10 +40,10 @@ export class SqlitePetStore extends SqliteTableReads<PetRow, PetRecord> implemen
   constructor(db: Database.Database, runOnce: OnceRunner, writes: GroupCommit, outbox: SqliteOutbox) {
     super(db, PET_QUERIES, petFromRow);
     this.#writes = writes;
-    const insert = db.prepare<[string, number, string], PetRow>(PET_QUERIES.insert);
+    const insert = db.prepare<unknown[], PetRow>(PET_QUERIES.insert);
     // Each write runs in a savepoint of the group commit: the pet and its event commit together.
     this.#insert = (pet) => {
-      const row = insert.get(pet.name, pet.categoryId, pet.status) as PetRow;
+      const row = insert.get(...petValues(pet)) as PetRow;
       outbox.record('pet.created', row);
       return petFromRow(row);
     };
@@ -56,7 +56,7 @@ export class SqlitePetStore extends SqliteTableReads<PetRow, PetRecord> implemen
     );
     const queries = petChangeQueries(sqliteParam);
     const holder = db.prepare<[number], HoldingOrderRow>(queries.holder);
-    const update = db.prepare<[string, number, string, number], PetRow>(queries.update);
+    const update = db.prepare<unknown[], PetRow>(queries.update);
     const remove = db.prepare<[number], PetRow>(queries.remove);
     this.#update = db.transaction(
       (id: number, patch: PetPatch, expected: readonly number[] | undefined): UpdatePetResult => {
