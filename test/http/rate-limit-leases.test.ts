@@ -54,9 +54,10 @@ async function failedOpen(instances: Harness[]): Promise<number> {
 /**
  * Holds the limit to RPS × 5 s + BURST, within 10 %. Requests Redis did not judge in time pass unlimited by
  * design (the service fails open), so they cannot count for or against it: those judged must not exceed
- * the limit, and all those let through must reach it.
+ * the limit, and all those let through must reach `atLeast` of it (a client that stops asking while the
+ * bucket is full loses the refills meanwhile).
  */
-function assertLimitHeld(t: TestContext, rate: Rate, hammered: Hammered, unjudged: number): void {
+function assertLimitHeld(t: TestContext, rate: Rate, hammered: Hammered, unjudged: number, atLeast = 0.9): void {
   const { statuses, last, seconds } = hammered;
   const allowed = statuses.get(200) ?? 0;
   const refused = statuses.get(429) ?? 0;
@@ -67,7 +68,7 @@ function assertLimitHeld(t: TestContext, rate: Rate, hammered: Hammered, unjudge
   );
   assert.deepEqual([...statuses.keys()].sort(), [200, 429], 'every answer is 200 or 429');
   assert.ok(allowed - unjudged <= expected * 1.1, `allowed ${allowed - unjudged} judged, expected ${expected} + 10 %`);
-  assert.ok(allowed >= expected * 0.9, `allowed ${allowed}, expected ${expected} - 10 %`);
+  assert.ok(allowed >= expected * atLeast, `allowed ${allowed}, expected at least ${atLeast} of ${expected}`);
   const ok = last.get(200);
   const tooMany = last.get(429);
   assert.ok(ok && tooMany);
@@ -109,7 +110,9 @@ describe('Redis limits without a Redis call per request', () => {
     const hammered = await hammer(instances, 8, 5000);
     clearInterval(stalls);
     const unjudged = await failedOpen(instances);
-    assertLimitHeld(t, rate, hammered, unjudged);
+    // The stalls stop the test's own clients too: beside a CPU hog a stall and the wait after it left the
+    // bucket full for over a second once (107 allowed of 120), so a quarter may go unasked here.
+    assertLimitHeld(t, rate, hammered, unjudged, 0.75);
     // A few may pass unjudged where the machine starves Redis itself past the time-out (6 once, in a full run
     // on two cores): fail-open is by design then. Without the fix it was 900-1,000.
     assert.ok(unjudged < 50, `${unjudged} let through unjudged`);
