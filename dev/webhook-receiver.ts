@@ -83,7 +83,10 @@ export async function startReceiver({
     });
   });
   server.on('connection', () => connections++);
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  // It stands in for many receivers (a thousand endpoints in one test), each of which would have an accept
+  // queue of its own: with Node's 511, a busy process let new connections overflow it, and the kernel's
+  // SYN retries (1, 3, 7, 15, 31 s) then outlasted the sender's 30 s time-out. The kernel caps it at somaxconn.
+  await new Promise<void>((resolve) => server.listen({ port, host: '127.0.0.1', backlog: 4096 }, resolve));
   const address = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${address.port}`,
