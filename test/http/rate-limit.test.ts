@@ -166,11 +166,13 @@ describe('rate limits', () => {
       rest.map((r) => r.status),
       Array.from({ length: 20 }, (_, i) => (i % 4 === 3 ? 401 : 200)),
     );
-    // A request that waited on Redis takes the limiter's command time-out (250 ms) at least; a busy machine
-    // makes one that did not wait take 100 ms and more. One of them waits: the first that needs Redis, which
-    // is not always the first request (the tokens this instance holds may serve it, and the next ones).
+    // A request that waited on Redis takes the limiter's command time-out (250 ms) at least. One of them
+    // waits: the first that needs Redis, which is not always the first request (the tokens this instance
+    // holds may serve it, and the next ones). A busy machine makes one that did not wait take 100 ms and
+    // more (in a full suite one of the 20 took 374 ms), so up to three may: without the breaker, every
+    // request that asks Redis would wait.
     const waited = [first, ...rest].filter((r) => r.ms >= 250).length;
-    assert.ok(waited <= 1, `one time-out in all, not one per request (${waited} waited 250 ms or more)`);
+    assert.ok(waited <= 3, `one time-out in all, not one per request (${waited} waited 250 ms or more)`);
 
     redis.process.kill('SIGCONT');
     // 3 - the one before the pause - this one: the commands Redis ran late took nothing.
