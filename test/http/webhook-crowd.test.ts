@@ -15,8 +15,9 @@ const HANGING = 300;
 /**
  * The share asserted: a ceiling a loaded machine still meets. Alone on two cores the healthy endpoint got
  * 197–198 of 200 within 2 s (95 % is the aim); in the full suite 191–197, and beside a heavier job 186–187 on
- * SQLite, whose claims and fan-out run on the event loop the load slows; in CI's full suite on a slower day
- * 161 and 172 (p50 145–156 ms). Before this engine it got 103 of 200, which three quarters still refuses.
+ * SQLite, whose claims and fan-out run on the event loop the load slows; in CI's full suite 161 and 172 while
+ * the receiver's accept queue overflowed (since its larger backlog: 190–198, quiet, in CI and beside two CPU
+ * hogs). Before this engine it got 103 of 200, which three quarters still refuses.
  */
 const WITHIN_2S = 0.75;
 const RATE_PER_SECOND = 5;
