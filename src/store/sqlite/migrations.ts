@@ -264,4 +264,27 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX orders_status_id ON orders (status, id);
   CREATE INDEX orders_pet_id ON orders (pet_id);
   `,
+  `
+  -- Events in order per subject (docs/decisions/events-in-order.md). An event's subject, what it is about:
+  -- its type's prefix and its data's id (pet/12); null for a test send. Computed from what the row keeps, as
+  -- owner is, so nothing that records events changes.
+  ALTER TABLE events ADD COLUMN subject TEXT GENERATED ALWAYS AS (CASE
+    WHEN substr(type, 1, 4) = 'pet.' THEN 'pet/' || json_extract(data, '$.id')
+    WHEN substr(type, 1, 6) = 'order.' THEN 'order/' || json_extract(data, '$.id')
+    WHEN substr(type, 1, 17) = 'webhook_endpoint.' THEN 'webhook_endpoint/' || json_extract(data, '$.id')
+    END) VIRTUAL;
+  -- How an endpoint's deliveries are ordered: by subject (the default, for the endpoints that exist too) or not.
+  ALTER TABLE webhook_endpoints ADD COLUMN ordering TEXT NOT NULL DEFAULT 'subject'
+    CHECK (ordering IN ('subject', 'none'));
+  -- A delivery's subject, copied from its event when fan-out queues it: of an endpoint ordered by subject, a
+  -- claim takes a subject's delivery only when no earlier one of that subject is pending (through this
+  -- index). Null for test sends. The pending ones queued before take theirs now.
+  ALTER TABLE webhook_deliveries ADD COLUMN subject TEXT;
+  UPDATE webhook_deliveries SET subject = (SELECT e.subject FROM events e WHERE e.seq = event_seq)
+    WHERE status = 'pending' AND triggered_by = 'event';
+  CREATE INDEX webhook_deliveries_subject ON webhook_deliveries (endpoint_id, subject, event_seq)
+    WHERE status = 'pending' AND triggered_by = 'event';
+  -- The log entry of a delivery queued behind an earlier one of its subject: that one's event.
+  ALTER TABLE webhook_attempts ADD COLUMN waiting_for INTEGER;
+  `,
 ];
