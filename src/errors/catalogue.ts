@@ -164,6 +164,11 @@ export const ERRORS = {
     (seconds: number) => `this API key is over its rate limit; retry after ${seconds} s`,
     retryAfter,
   ),
+  portalOverLimit: errorKind(
+    'rate_limited',
+    (seconds: number) => `this owner's portal sessions are over their rate limit; retry after ${seconds} s`,
+    retryAfter,
+  ),
   streamsPerOwner: errorKind(
     'rate_limited',
     (limit: number) =>
@@ -324,6 +329,7 @@ export const ERROR_USES: Readonly<Record<Exclude<keyof typeof ERRORS, 'refusedBy
   scopeMissing: 'lacks the scope the operation needs',
   otherOwner: 'a key without `admin` naming another owner',
   keyOverLimit: 'too many requests for this key',
+  portalOverLimit: "or for an owner's portal sessions",
   streamsPerOwner: '`EVENT_STREAMS_PER_OWNER`',
   streamsPerProcess: '`EVENT_STREAMS`',
   addressOverLimit: 'too many failed authentications from this address',

@@ -2,10 +2,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
 import { operationOf } from './operation.js';
 
+/** Who asked: the key's id, or a portal session's owner (the session is not the key that made its link). */
+function who(request: FastifyRequest): { keyId?: number; portal?: string } {
+  const key = request.apiKey;
+  if (!key) return {};
+  return key.portalSession ? { portal: key.owner } : { keyId: key.id };
+}
+
 /**
  * Fastify's request log lines, replaced: one line per request when it completes, with the operation,
- * status, latency and the API key's id (never the key), under `requestId`. Fastify's default writes two
- * lines per request (and one more per unknown route) and carries neither the operation nor the key.
+ * status, latency and who asked (the API key's id, never the key; a portal session's owner), under
+ * `requestId`. Fastify's default writes two lines per request (and one more per unknown route) and carries
+ * neither the operation nor the key.
  */
 export class RequestLog extends LogController {
   constructor() {
@@ -41,7 +49,7 @@ export class RequestLog extends LogController {
         operation: operationOf(request),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
-        keyId: request.apiKey?.id,
+        ...who(request),
         // The client's address: behind a proxy listed in TRUST_PROXY, the one it forwarded.
         ip: request.ip,
         ...extra,

@@ -10,11 +10,17 @@ import type { Store } from '../store/store.js';
 import { StoreUnavailableError } from '../store/store-errors.js';
 
 interface AuthenticatedKey {
+  /** The key's id; for a portal session, the key that made its link (which it must not be counted as). */
   readonly id: number;
   readonly name: string;
   /** Whose webhook endpoints it manages (src/api/owner-access.ts). */
   readonly owner: string;
   readonly scopes: readonly Scope[];
+  /**
+   * A portal session of `owner`, standing in for a key: rate-limited and logged as its owner's portal, never
+   * as the key that made its link, so a partner's page cannot spend an operator's key.
+   */
+  readonly portalSession: boolean;
 }
 
 declare module 'fastify' {
@@ -110,7 +116,7 @@ class Authenticator {
       this.#touched.set(record.id, now.getTime());
       this.#touch(record.id, now);
     }
-    return { id: record.id, name: record.name, owner: record.owner, scopes: record.scopes };
+    return { id: record.id, name: record.name, owner: record.owner, scopes: record.scopes, portalSession: false };
   }
 }
 

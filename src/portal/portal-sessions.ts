@@ -10,12 +10,16 @@ import type { Store } from '../store/store.js';
 const SESSION_COOKIE = 'petstore_portal';
 export const PORTAL_PATH = '/portal';
 
-/** Who a portal session acts as: a key of its owner with the `webhooks` scope alone. */
+/**
+ * Who a portal session acts as: a key of its owner with the `webhooks` scope alone, limited and logged as
+ * that owner's portal, not as the key that made the link (`id`).
+ */
 export interface PortalActor {
   readonly id: number;
   readonly name: string;
   readonly owner: string;
   readonly scopes: readonly ['webhooks'];
+  readonly portalSession: true;
 }
 
 interface SessionOptions {
@@ -83,7 +87,7 @@ export class PortalSessions {
   async authenticate(request: FastifyRequest): Promise<PortalActor | ApiError> {
     const grant = await this.session(request);
     if (grant instanceof ApiError) return grant;
-    return { id: grant.keyId, name: 'portal', owner: grant.owner, scopes: ['webhooks'] };
+    return { id: grant.keyId, name: 'portal', owner: grant.owner, scopes: ['webhooks'], portalSession: true };
   }
 
   /** Within its time, and the key that made it still active and of a scope that could make it. */

@@ -55,8 +55,9 @@ export const failedAuthLimit = fp(
 );
 
 /**
- * After authentication: a token bucket per API key, with the IETF httpapi RateLimit-Policy and RateLimit
- * headers on every limited response, and 429 `rate_limited` with Retry-After when it is empty.
+ * After authentication: a token bucket per API key, and one per owner for its portal sessions (whichever key
+ * made their links), with the IETF httpapi RateLimit-Policy and RateLimit headers on every limited response,
+ * and 429 `rate_limited` with Retry-After when it is empty.
  */
 export const keyRateLimit = fp(
   async (app: FastifyInstance, { rateLimit, metrics, failOpen }: PluginOptions) => {
@@ -67,7 +68,8 @@ export const keyRateLimit = fp(
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       const key = request.apiKey;
       if (key === null) return;
-      const decision = await limiter.take(`key:${key.id}`, perKey, 1);
+      const bucket = key.portalSession ? `portal:${key.owner}` : `key:${key.id}`;
+      const decision = await limiter.take(bucket, perKey, 1);
       // Nothing true can be said in the headers then.
       if (decision.outcome === 'unknown') return failOpen.pass(decision.error);
       const { retryAfter, untilFull } = waits(decision.tokens, perKey);
@@ -76,8 +78,8 @@ export const keyRateLimit = fp(
         ratelimit: `"default";r=${Math.floor(decision.tokens)};t=${untilFull}`,
       });
       if (decision.outcome === 'refused') {
-        metrics.rateLimited.inc({ reason: 'api_key' });
-        throw ERRORS.keyOverLimit.create(retryAfter);
+        metrics.rateLimited.inc({ reason: key.portalSession ? 'portal_session' : 'api_key' });
+        throw (key.portalSession ? ERRORS.portalOverLimit : ERRORS.keyOverLimit).create(retryAfter);
       }
     });
   },

@@ -34,6 +34,7 @@ async function loggedApp(t: TestContext, level: 'info' | 'trace') {
   const issued = await issueApiKey(fixture.store, () => new Date(), { name: 'logs' });
   return {
     url,
+    store: fixture.store,
     key: issued.key,
     keyId: issued.record.id,
     stream,
@@ -105,6 +106,33 @@ describe('request ids and request logs', () => {
     const everything = app.lines.join('\n');
     assert.ok(!everything.includes(app.key), 'the key is never logged, even at trace');
     assert.doesNotMatch(everything, /psk_/);
+  });
+
+  test("a portal session's line names its owner's portal, not the key that made its link", async (t) => {
+    const app = await loggedApp(t, 'info');
+    const operator = await issueApiKey(app.store, () => new Date(), { name: 'operator', scopes: ['admin'] });
+    const minted = await request(app.url, 'POST', '/v1/webhooks/portal-links', {
+      key: operator.key,
+      body: { owner: 'acme' },
+    });
+    assert.equal(minted.status, 201, minted.text);
+    const token = new URL(minted.json.url).hash.slice(1);
+    const traded = await request(app.url, 'POST', '/portal/session', { key: null, body: { token } });
+    assert.equal(traded.status, 200, traded.text);
+    const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const listed = await request(app.url, 'GET', '/portal/v1/webhooks', {
+      key: null,
+      headers: { cookie, 'x-request-id': 'portal-line' },
+    });
+    assert.equal(listed.status, 200, listed.text);
+
+    const line = app.entries().find((entry) => entry.msg === 'request' && entry.requestId === 'portal-line');
+    assert.ok(line, app.lines.join('\n'));
+    assert.equal(line.portal, 'acme', 'the session is named by its owner');
+    assert.equal(line.keyId, undefined, 'not by the key that made its link');
+    assert.doesNotMatch(JSON.stringify(line), /operator/);
+    const mint = app.entries().find((entry) => entry.msg === 'request' && entry.operation === 'createPortalLink');
+    assert.equal(mint?.keyId, operator.record.id, "the link's own request is the key's");
   });
 
   test('lines the log destination drops are counted in /metrics', async (t) => {

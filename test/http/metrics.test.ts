@@ -85,7 +85,12 @@ describe('rate-limit metrics', () => {
     const h = await startHarness(t, sqlite, {
       rateLimit: () => ({ limiter: new MemoryRateLimiter(), perKey: rate }),
     });
+    const link = await h.call('POST', '/v1/webhooks/portal-links');
+    const token = new URL(link.json.url).hash.slice(1);
+    const traded = await h.call('POST', '/portal/session', { key: null, body: { token } });
+    const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
     for (let i = 0; i < 3; i++) await h.call('GET', '/v1/pets');
+    for (let i = 0; i < 3; i++) await h.call('GET', '/portal/v1/webhooks', { key: null, headers: { cookie } });
     for (let i = 0; i < 21; i++) await h.call('GET', '/v1/pets', { key: 'psk_wrong' });
     const text = (await h.call('GET', '/metrics', { key: null })).text;
     const counted = [...text.matchAll(/^petstore_rate_limit_rejections_total\{reason="(\w+)"\} [1-9]/gm)].map(
@@ -95,7 +100,7 @@ describe('rate-limit metrics', () => {
     const row = manual.split('\n').find((line) => line.startsWith('| `petstore_rate_limit_rejections_total`')) ?? '';
     const documented = [...(/\(([^)]*)\)/.exec(row)?.[1]?.matchAll(/`(\w+)`/g) ?? [])].map((m) => m[1]);
     assert.deepEqual(documented.sort(), counted.sort(), row);
-    assert.equal(counted.length, 2);
+    assert.equal(counted.length, 3);
   });
 
   test('a request let through while Redis is unreachable is counted once as fail-open', async (t) => {

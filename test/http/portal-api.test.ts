@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import { describe, type TestContext, test } from 'node:test';
+import type { Rate } from '../../src/domain/token-bucket.js';
+import { MemoryRateLimiter } from '../../src/rate-limit/memory-rate-limiter.js';
+import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { redisLimiter } from '../helpers/redis.js';
 import type { StoreBackend } from '../helpers/stores.js';
 import { testLookup } from '../helpers/webhooks.js';
 
@@ -26,6 +31,25 @@ async function trade(h: Harness, token: string) {
 }
 
 const withCookie = (cookie: string) => ({ key: null, headers: { cookie } });
+
+/** Five requests, then none for 100 s: no token comes back while a test runs, however slow the machine. */
+const FIVE: Rate = { perSecond: 0.05, burst: 5 };
+
+/** The limiters a portal session is limited by: each process's own, and the one Redis shares. */
+const LIMITERS: readonly { name: string; make: (t: TestContext) => RateLimiter }[] = [
+  { name: 'in memory', make: () => new MemoryRateLimiter() },
+  { name: 'through Redis', make: (t) => redisLimiter(t, `petstore-test:${randomBytes(4).toString('hex')}:`) },
+];
+
+/** Status and RateLimit header of `count` calls in turn. */
+async function spend(h: Harness, count: number, path: string, options: Parameters<Harness['call']>[2]) {
+  const answers: { status: number; left: string }[] = [];
+  for (let i = 0; i < count; i++) {
+    const result = await h.call('GET', path, options);
+    answers.push({ status: result.status, left: result.headers.get('ratelimit') ?? '' });
+  }
+  return answers;
+}
 
 function suite(backend: StoreBackend, options: HarnessOptions) {
   test('a link opens its owner’s endpoints once, by a cookie limited to /portal', async (t) => {
@@ -121,6 +145,51 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
       'the portal’s own routes are not the API',
     );
   });
+
+  for (const limiter of LIMITERS) {
+    test(`a session spends its owner's portal bucket ${limiter.name}, never the key that made its link`, async (t) => {
+      const h = await startHarness(t, backend, {
+        ...options,
+        rateLimit: () => ({ limiter: limiter.make(t), perKey: FIVE }),
+      });
+      const admin = await h.issueKey('operator', ['admin'], 'operator');
+      const acme = await h.issueKey('acme-key', ['webhooks'], 'acme');
+      // Two of the operator's five tokens.
+      const acmeSession = (await trade(h, (await link(h, admin, { owner: 'acme' })).token)).cookie;
+      const globexSession = (await trade(h, (await link(h, admin, { owner: 'globex' })).token)).cookie;
+
+      const session = await spend(h, 6, '/portal/v1/webhooks', withCookie(acmeSession));
+      assert.deepEqual(
+        session.map((answer) => answer.status),
+        [200, 200, 200, 200, 200, 429],
+        'the session has a burst of its own',
+      );
+      assert.match(session[0]?.left ?? '', /^"default";r=4;t=\d+$/);
+      assert.match(session[5]?.left ?? '', /^"default";r=0;t=\d+$/);
+      const refused = await h.call('GET', '/portal/v1/webhooks', withCookie(acmeSession));
+      assert.match(expectError(refused, 429, 'rate_limited'), /portal/);
+      assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+      assert.equal(refused.headers.get('ratelimit-policy'), '"default";q=5;w=100');
+
+      // The operator's key still has the three tokens the session did not touch, and spends them alone.
+      const key = await spend(h, 4, '/v1/webhooks', { key: admin });
+      assert.deepEqual(
+        key.map((answer) => answer.status),
+        [200, 200, 200, 429],
+        'the key that made the links keeps its own bucket',
+      );
+      assert.match(key[0]?.left ?? '', /^"default";r=2;t=\d+$/);
+
+      // With that key empty, another owner's session still has its whole burst...
+      const globex = await h.call('GET', '/portal/v1/webhooks', withCookie(globexSession));
+      assert.equal(globex.status, 200, globex.text);
+      assert.match(globex.headers.get('ratelimit') ?? '', /^"default";r=4;t=\d+$/);
+      // ...and the bucket is the owner's portal, whichever key made the link: acme's own link finds it empty.
+      const again = (await trade(h, (await link(h, acme)).token)).cookie;
+      expectError(await h.call('GET', '/portal/v1/webhooks', withCookie(again)), 429, 'rate_limited');
+      assert.equal((await h.call('GET', '/v1/webhooks', { key: acme })).status, 200, "acme's key has its own bucket");
+    });
+  }
 }
 
 eachBackend((backend) => {
