@@ -40,6 +40,7 @@ import { jsonBodies } from './plugins/json-body.js';
 import { methodNotAllowed, routeTable } from './plugins/method-not-allowed.js';
 import { retention } from './plugins/retention.js';
 import { securityHeaders } from './plugins/security-headers.js';
+import { portalOrigin } from './portal/portal-origin.js';
 import { portalPage } from './portal/portal-page.js';
 import { portalSessionRoutes } from './portal/portal-session-routes.js';
 import { PORTAL_PATH, PortalSessions } from './portal/portal-sessions.js';
@@ -145,6 +146,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ttlMs: options.portalLinkTtlMs ?? DEFAULT_PORTAL_LINK_TTL_MS,
     secure: options.tls !== undefined || options.publicUrl?.startsWith('https:') === true,
   });
+  // Before auth: a change under /portal from another origin is refused before anything looks at its cookie.
+  await app.register(portalOrigin, { publicUrl: options.publicUrl });
   await app.register(auth, { store, clock, sessions });
   await app.register(keyRateLimit, rateLimits);
 

@@ -151,6 +151,13 @@ export const ERRORS = {
     'forbidden',
     () => "a portal session manages its owner's webhook endpoints only; use an API key for anything else",
   ),
+  /** `origin` is the service's own (PUBLIC_URL's, or the request's), never the one the request sent. */
+  portalOtherOrigin: errorKind(
+    'forbidden',
+    (origin: string) =>
+      `a portal request that changes something is accepted only from the portal's own page (${origin}): ` +
+      `it must carry "Origin: ${origin}" or "Sec-Fetch-Site: same-origin", as the page's browser sends`,
+  ),
   scopeMissing: errorKind(
     'forbidden',
     (scope: string) => `this API key lacks the "${scope}" scope this operation needs`,
@@ -326,6 +333,7 @@ export const ERROR_USES: Readonly<Record<Exclude<keyof typeof ERRORS, 'refusedBy
   portalLinkRefused: 'a portal link that expired, was used already, was altered or whose key was revoked',
   portalSessionMissing: 'without a live session',
   portalWebhooksOnly: "a portal session asking for anything but its owner's webhook endpoints",
+  portalOtherOrigin: 'a change under `/portal` sent from another origin, or not saying where it comes from',
   scopeMissing: 'lacks the scope the operation needs',
   otherOwner: 'a key without `admin` naming another owner',
   keyOverLimit: 'too many requests for this key',

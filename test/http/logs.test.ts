@@ -117,7 +117,11 @@ describe('request ids and request logs', () => {
     });
     assert.equal(minted.status, 201, minted.text);
     const token = new URL(minted.json.url).hash.slice(1);
-    const traded = await request(app.url, 'POST', '/portal/session', { key: null, body: { token } });
+    const traded = await request(app.url, 'POST', '/portal/session', {
+      key: null,
+      body: { token },
+      headers: { origin: app.url },
+    });
     assert.equal(traded.status, 200, traded.text);
     const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
     const listed = await request(app.url, 'GET', '/portal/v1/webhooks', {

@@ -87,7 +87,7 @@ describe('rate-limit metrics', () => {
     });
     const link = await h.call('POST', '/v1/webhooks/portal-links');
     const token = new URL(link.json.url).hash.slice(1);
-    const traded = await h.call('POST', '/portal/session', { key: null, body: { token } });
+    const traded = await h.call('POST', '/portal/session', { key: null, body: { token }, headers: { origin: h.url } });
     const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
     for (let i = 0; i < 3; i++) await h.call('GET', '/v1/pets');
     for (let i = 0; i < 3; i++) await h.call('GET', '/portal/v1/webhooks', { key: null, headers: { cookie } });

@@ -23,14 +23,15 @@ async function link(h: Harness, key: string, body?: Record<string, unknown>) {
   return { ...(result.json as { url: string; owner: string; expiresAt: string }), token };
 }
 
-/** Trades a link's token for a session: the answer, and the cookie to send back. */
-async function trade(h: Harness, token: string) {
-  const result = await h.call('POST', '/portal/session', { key: null, body: { token } });
+/** Trades a link's token for a session, as the page does: the answer, and the cookie to send back. */
+async function trade(h: Harness, token: string, headers: Record<string, string> = { origin: h.url }) {
+  const result = await h.call('POST', '/portal/session', { key: null, body: { token }, headers });
   const setCookie = result.headers.get('set-cookie') ?? '';
   return { result, setCookie, cookie: setCookie.split(';')[0] ?? '' };
 }
 
-const withCookie = (cookie: string) => ({ key: null, headers: { cookie } });
+/** A call of the page's session: its cookie, and the Origin a browser sends with its own page's requests. */
+const fromPage = (h: Harness, cookie: string) => ({ key: null, headers: { cookie, origin: h.url } });
 
 /** Five requests, then none for 100 s: no token comes back while a test runs, however slow the machine. */
 const FIVE: Rate = { perSecond: 0.05, burst: 5 };
@@ -67,21 +68,21 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
     assert.equal(result.status, 200, result.text);
     assert.deepEqual(result.json, { owner: 'acme', expiresAt: made.expiresAt });
     assert.match(setCookie, /^petstore_portal=[^;]+; Path=\/portal; Max-Age=(89\d|900); HttpOnly; SameSite=Strict$/);
-    assert.equal((await h.call('GET', '/portal/session', withCookie(cookie))).json.owner, 'acme');
+    assert.equal((await h.call('GET', '/portal/session', fromPage(h, cookie))).json.owner, 'acme');
 
-    const list = await h.call('GET', '/portal/v1/webhooks', withCookie(cookie));
+    const list = await h.call('GET', '/portal/v1/webhooks', fromPage(h, cookie));
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(
       list.json.map((e: { id: number }) => e.id),
       [mine.id],
     );
-    const created = await h.call('POST', '/portal/v1/webhooks', { ...withCookie(cookie), body: { url: URL } });
+    const created = await h.call('POST', '/portal/v1/webhooks', { ...fromPage(h, cookie), body: { url: URL } });
     assert.equal(created.status, 201, created.text);
     assert.equal(created.json.owner, 'acme');
     assert.match(created.json.secret, /^whsec_/);
-    expectError(await h.call('GET', `/portal/v1/webhooks/${theirs.id}`, withCookie(cookie)), 404, 'not_found');
+    expectError(await h.call('GET', `/portal/v1/webhooks/${theirs.id}`, fromPage(h, cookie)), 404, 'not_found');
     const planted = await h.call('POST', '/portal/v1/webhooks', {
-      ...withCookie(cookie),
+      ...fromPage(h, cookie),
       body: { url: URL, owner: 'globex' },
     });
     expectError(planted, 403, 'forbidden');
@@ -89,14 +90,14 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
     // The session is no key: nothing else under /portal/v1, nothing under /v1.
     for (const path of ['/portal/v1/pets', '/portal/v1/events', '/portal/v1/store/orders']) {
       assert.match(
-        expectError(await h.call('GET', path, withCookie(cookie)), 403, 'forbidden'),
+        expectError(await h.call('GET', path, fromPage(h, cookie)), 403, 'forbidden'),
         /webhook endpoints only/,
       );
     }
     // No link from a session: it would outlive the link that opened it.
-    const relink = await h.call('POST', '/portal/v1/webhooks/portal-links', withCookie(cookie));
+    const relink = await h.call('POST', '/portal/v1/webhooks/portal-links', fromPage(h, cookie));
     expectError(relink, 405, 'method_not_allowed');
-    expectError(await h.call('GET', '/v1/webhooks', withCookie(cookie)), 401, 'unauthorized');
+    expectError(await h.call('GET', '/v1/webhooks', fromPage(h, cookie)), 401, 'unauthorized');
     expectError(await h.call('GET', '/portal/v1/webhooks', { key: acme }), 401, 'unauthorized');
     expectError(await h.call('GET', '/portal/v1/pets', { key: null }), 401, 'unauthorized');
 
@@ -112,8 +113,8 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
 
     // Revoking the key that made the link ends its session.
     await h.store.apiKeys.revoke('acme-key', new Date());
-    expectError(await h.call('GET', '/portal/v1/webhooks', withCookie(cookie)), 401, 'unauthorized');
-    expectError(await h.call('GET', '/portal/session', withCookie(cookie)), 401, 'unauthorized');
+    expectError(await h.call('GET', '/portal/v1/webhooks', fromPage(h, cookie)), 401, 'unauthorized');
+    expectError(await h.call('GET', '/portal/session', fromPage(h, cookie)), 401, 'unauthorized');
   });
 
   test('who may make links: webhooks for its owner, admin for any; expiry; the OpenAPI document', async (t) => {
@@ -133,9 +134,9 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
     expectError((await trade(h, late.token)).result, 401, 'unauthorized');
     const fresh = await link(h, acme);
     const { cookie } = await trade(h, fresh.token);
-    assert.equal((await h.call('GET', '/portal/v1/webhooks', withCookie(cookie))).status, 200);
+    assert.equal((await h.call('GET', '/portal/v1/webhooks', fromPage(h, cookie))).status, 200);
     now += 15 * 60_000 + 1000;
-    expectError(await h.call('GET', '/portal/v1/webhooks', withCookie(cookie)), 401, 'unauthorized');
+    expectError(await h.call('GET', '/portal/v1/webhooks', fromPage(h, cookie)), 401, 'unauthorized');
 
     const document = (await h.call('GET', '/v1/openapi.json')).json;
     assert.ok(document.paths['/webhooks/portal-links'].post, 'the link operation is documented');
@@ -144,6 +145,80 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
       [],
       'the portal’s own routes are not the API',
     );
+  });
+
+  test('a change through a session must come from the portal’s own origin; reads need not', async (t) => {
+    const h = await startHarness(t, backend, options);
+    const made = await link(h, h.keys.all);
+    const foreign = 'http://127.0.0.1:1';
+    // The trade is a change too: refused from elsewhere, and the link is not spent by the refusal.
+    const elsewhere = await trade(h, made.token, { origin: foreign });
+    assert.match(expectError(elsewhere.result, 403, 'forbidden'), /portal's own page/);
+    assert.equal(elsewhere.setCookie, '');
+    expectError((await trade(h, made.token, {})).result, 403, 'forbidden');
+    // The same route by an encoded path is refused alike.
+    const encoded = { key: null, body: { token: made.token }, headers: { origin: foreign } };
+    expectError(await h.call('POST', '/%70ortal/session', encoded), 403, 'forbidden');
+    const { cookie } = await trade(h, made.token);
+    const endpoint = (await h.call('POST', '/v1/webhooks', { body: { url: URL } })).json;
+    const path = `/portal/v1/webhooks/${endpoint.id}`;
+
+    const refused: Record<string, string>[] = [
+      {},
+      { origin: foreign },
+      { origin: 'null' },
+      { origin: `${h.url}.evil.example` },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { 'sec-fetch-site': 'none' },
+      { 'sec-fetch-site': 'same-site', origin: h.url },
+      { 'sec-fetch-site': 'same-origin', origin: foreign },
+    ];
+    for (const headers of refused) {
+      const sent = { key: null, headers: { cookie, ...headers } };
+      for (const [method, action] of [
+        ['POST', '/rotate-secret'],
+        ['POST', '/test'],
+        ['DELETE', ''],
+      ] as const) {
+        expectError(await h.call(method, path + action, sent), 403, 'forbidden');
+      }
+      expectError(await h.call('PATCH', path, { ...sent, body: { enabled: false } }), 403, 'forbidden');
+      expectError(await h.call('POST', '/portal/v1/webhooks', { ...sent, body: { url: URL } }), 403, 'forbidden');
+    }
+    const untouched = (await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json;
+    assert.deepEqual([untouched.enabled, untouched.previousSecretExpiresAt], [true, null], JSON.stringify(untouched));
+    const log = await h.call('GET', `/v1/webhooks/${endpoint.id}/deliveries`);
+    assert.deepEqual(log.json, [], 'no test was sent');
+    assert.equal((await h.call('GET', '/v1/webhooks')).json.length, 1, 'nothing was created');
+
+    // Reads change nothing: a GET needs neither header. The page's own origin, or a browser saying so, may act.
+    assert.equal((await h.call('GET', path, { key: null, headers: { cookie } })).status, 200);
+    const rotated = await h.call('POST', `${path}/rotate-secret`, fromPage(h, cookie));
+    assert.equal(rotated.status, 200, rotated.text);
+    const sameOrigin = { key: null, headers: { cookie, 'sec-fetch-site': 'same-origin' } };
+    assert.equal((await h.call('POST', `${path}/test`, sameOrigin)).status, 202);
+    // An API key under /v1 is no session: no origin is asked of it.
+    assert.equal((await h.call('POST', `/v1/webhooks/${endpoint.id}/test`)).status, 202);
+  });
+
+  test('the portal’s origin is PUBLIC_URL’s when set, else the request’s as trusted proxies tell it', async (t) => {
+    const behind = await startHarness(t, backend, { ...options, publicUrl: 'https://hooks.example.com/petstore' });
+    const token = (await link(behind, behind.keys.all)).token;
+    expectError((await trade(behind, token)).result, 403, 'forbidden');
+    assert.equal((await trade(behind, token, { origin: 'https://hooks.example.com' })).result.status, 200);
+
+    const proxied = await startHarness(t, backend, { ...options, trustProxy: ['127.0.0.1'] });
+    const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'portal.example.net' };
+    const origin = 'https://portal.example.net';
+    const first = (await link(proxied, proxied.keys.all)).token;
+    expectError((await trade(proxied, first, { origin })).result, 403, 'forbidden');
+    assert.equal((await trade(proxied, first, { ...forwarded, origin })).result.status, 200);
+
+    const direct = await startHarness(t, backend, options);
+    const second = (await link(direct, direct.keys.all)).token;
+    const untrusted = await trade(direct, second, { ...forwarded, origin });
+    expectError(untrusted.result, 403, 'forbidden');
   });
 
   for (const limiter of LIMITERS) {
@@ -158,7 +233,7 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
       const acmeSession = (await trade(h, (await link(h, admin, { owner: 'acme' })).token)).cookie;
       const globexSession = (await trade(h, (await link(h, admin, { owner: 'globex' })).token)).cookie;
 
-      const session = await spend(h, 6, '/portal/v1/webhooks', withCookie(acmeSession));
+      const session = await spend(h, 6, '/portal/v1/webhooks', fromPage(h, acmeSession));
       assert.deepEqual(
         session.map((answer) => answer.status),
         [200, 200, 200, 200, 200, 429],
@@ -166,7 +241,7 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
       );
       assert.match(session[0]?.left ?? '', /^"default";r=4;t=\d+$/);
       assert.match(session[5]?.left ?? '', /^"default";r=0;t=\d+$/);
-      const refused = await h.call('GET', '/portal/v1/webhooks', withCookie(acmeSession));
+      const refused = await h.call('GET', '/portal/v1/webhooks', fromPage(h, acmeSession));
       assert.match(expectError(refused, 429, 'rate_limited'), /portal/);
       assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
       assert.equal(refused.headers.get('ratelimit-policy'), '"default";q=5;w=100');
@@ -181,12 +256,12 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
       assert.match(key[0]?.left ?? '', /^"default";r=2;t=\d+$/);
 
       // With that key empty, another owner's session still has its whole burst...
-      const globex = await h.call('GET', '/portal/v1/webhooks', withCookie(globexSession));
+      const globex = await h.call('GET', '/portal/v1/webhooks', fromPage(h, globexSession));
       assert.equal(globex.status, 200, globex.text);
       assert.match(globex.headers.get('ratelimit') ?? '', /^"default";r=4;t=\d+$/);
       // ...and the bucket is the owner's portal, whichever key made the link: acme's own link finds it empty.
       const again = (await trade(h, (await link(h, acme)).token)).cookie;
-      expectError(await h.call('GET', '/portal/v1/webhooks', withCookie(again)), 429, 'rate_limited');
+      expectError(await h.call('GET', '/portal/v1/webhooks', fromPage(h, again)), 429, 'rate_limited');
       assert.equal((await h.call('GET', '/v1/webhooks', { key: acme })).status, 200, "acme's key has its own bucket");
     });
   }

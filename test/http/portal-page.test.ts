@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -153,6 +156,23 @@ async function createEndpoint(h: Harness, body: Record<string, unknown>, key = h
   return created.json;
 }
 
+/**
+ * Another origin on the same host: a page on a port of its own that posts to each URL as a cross-site forgery
+ * does (`no-cors`, no body, the browser's cookies). Returns its address.
+ */
+async function startAttacker(t: TestContext, targets: readonly string[]): Promise<string> {
+  const html = `<!doctype html><title>elsewhere</title><script>
+    for (const url of ${JSON.stringify(targets)}) fetch(url, { method: 'POST', mode: 'no-cors', credentials: 'include' });
+  </script>`;
+  const server = createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/html' }).end(html),
+  );
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
 /** The `<input type="datetime-local">` value of a time, in this machine's zone (the browser's too). */
 function localInput(at: Date): string {
   const pad = (n: number) => String(n).padStart(2, '0');
@@ -202,7 +222,8 @@ describe('/portal, over HTTP', () => {
     for (const missing of ['/portal/assets/main.ts', '/portal/assets/index.html', '/portal/assets/main.js.map']) {
       expectError(await h.call('GET', missing, { key: null }), 404, 'not_found');
     }
-    const refused = await h.call('POST', '/portal/assets/main.js', { key: null });
+    // From the page's own origin (any other is 403 first: portal-api.test.ts).
+    const refused = await h.call('POST', '/portal/assets/main.js', { key: null, headers: { origin: h.url } });
     assert.equal(refused.status, 405);
   });
 });
@@ -233,7 +254,11 @@ eachBackend((backend) => {
       // The same link again, in another browser: refused, and the page says to ask for a new one.
       const again = await openPage(t, `${h.url}/portal#${token}`);
       await again.page.getByRole('heading', { name: 'Ask for a new link' }).waitFor();
-      const refusal = await h.call('POST', '/portal/session', { key: null, body: { token } });
+      const refusal = await h.call('POST', '/portal/session', {
+        key: null,
+        body: { token },
+        headers: { origin: h.url },
+      });
       const message = expectError(refusal, 401, 'unauthorized');
       assert.equal(await again.page.locator('#ended-reason').textContent(), `The service said: ${message}`);
       assert.equal(await again.page.locator('#portal').isHidden(), true);
@@ -538,6 +563,39 @@ eachBackend((backend) => {
       await otherPortal.page.locator('#list > li').first().waitFor();
       assert.deepEqual(await otherPortal.page.locator('#list h3').allTextContents(), [theirs.url]);
       assert.deepEqual([...problems, ...otherPortal.problems], []);
+    });
+
+    test('a page of another origin on the same host cannot act for a session, even without a body', async (t) => {
+      const h = await startHarness(t, backend, OPTIONS);
+      const receiver = await startReceiver(t);
+      const endpoint = await createEndpoint(h, { url: `${receiver.url}/in` });
+      const { page, problems } = await openPortal(t, h);
+      // Another port of 127.0.0.1: another origin, but the same site, so SameSite=Strict sends the cookie.
+      const targets = ['rotate-secret', 'test'].map((action) => `${h.url}/portal/v1/webhooks/${endpoint.id}/${action}`);
+      const attacker = await startAttacker(t, targets);
+      const forged = await page.context().newPage();
+      const answered = Promise.all(targets.map((url) => forged.waitForResponse(url)));
+      await forged.goto(attacker);
+      const statuses = (await answered).map((response) => response.status());
+      await forged.close();
+      // The browser sends the session's cookie with both: without the origin check they were 200 and 202.
+      assert.deepEqual(statuses, [403, 403]);
+      const after = await h.call('GET', `/v1/webhooks/${endpoint.id}`);
+      assert.equal(after.json.previousSecretExpiresAt, null, 'the secret was not rotated');
+      // A test sent now is the only one the receiver gets: none was queued before it.
+      const sent = await h.call('POST', `/v1/webhooks/${endpoint.id}/test`);
+      assert.equal(sent.status, 202, sent.text);
+      await receiver.until((got) => got.length > 0, 5000);
+      assert.deepEqual(
+        receiver.received.map((request) => request.headers['webhook-id']),
+        [sent.json.eventId],
+      );
+      // The page itself, same-origin, still rotates.
+      const rotated = await page.evaluate(
+        `fetch('/portal/v1/webhooks/${endpoint.id}/rotate-secret', { method: 'POST' }).then((r) => r.status)`,
+      );
+      assert.equal(rotated, 200);
+      assert.deepEqual(problems, []);
     });
   });
 });
