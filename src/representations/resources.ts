@@ -57,11 +57,12 @@ export const eventSeq = (id: string) => Number(id.slice('evt_'.length));
 /**
  * An event as the feed, the stream and webhooks show it, from what its record keeps (its type's entry in
  * EVENT_RULES decides that, and its schema says the same): the subject after the change, its state before,
- * and a pet's version. In the order JSON.stringify keeps for webhook bodies: id, type, timestamp, data, then
- * the rest.
+ * and a pet's version. In the order JSON.stringify keeps for webhook bodies, the schema's: id, type, subject,
+ * timestamp, data, then the rest.
  */
 export function toEvent(record: EventRecord): Event {
-  const head = { id: eventId(record.seq), type: record.type, timestamp: record.at.toISOString() };
+  const { seq, type, subject, at } = record;
+  const head = { id: eventId(seq), type, subject, timestamp: at.toISOString() };
   if ('pet' in record) return { ...head, data: toPet(record.pet), ...before(record), ...eventTag(record.pet) } as Event;
   if ('order' in record) return { ...head, data: toOrder(record.order), ...before(record) } as Event;
   return { ...head, data: toEndpointView(record.endpoint) } as Event;

@@ -18,7 +18,23 @@ const ID_DESCRIPTION =
   'Unique and opaque (no `.`); the same in the feed, the stream and every webhook attempt (`webhook-id`): ' +
   'dedupe by it.';
 
-/** One event type's object: the id, the type, when it was recorded and the resource after the change. */
+/**
+ * What an event of `type` is about, as its id would be in a path: its type's prefix and its data's `id`
+ * (the events table's `subject` column).
+ */
+const subject = (type: EventTypeName) =>
+  Type.String({
+    pattern: `^${subjectOf(type)}/[1-9][0-9]*$`,
+    description:
+      "What the event is about: its type's prefix and its data's `id` (`pet/12`, `order/7`, " +
+      '`webhook_endpoint/3`). Every event of one pet, order or endpoint has the same `subject`.',
+    examples: [`${subjectOf(type)}/12`],
+  });
+
+/**
+ * One event type's object: the id, the type, what it is about, when it was recorded and the resource after
+ * the change.
+ */
 function eventSchema<T extends EventTypeName, D extends TSchema, E extends Record<string, TSchema>>(
   id: string,
   type: T,
@@ -30,6 +46,7 @@ function eventSchema<T extends EventTypeName, D extends TSchema, E extends Recor
     {
       id: Type.String({ description: ID_DESCRIPTION }),
       type: Type.Literal(type),
+      subject: subject(type),
       timestamp: Type.String({ format: 'date-time', description: 'When the change was recorded (UTC).' }),
       data: ref(data, { description: 'The resource exactly as the API returns it after the change.' }),
       ...extra,
@@ -155,7 +172,8 @@ export const EventStreamBody = Type.String({
     'event>`, `event: <its type>`, `data: <the Event JSON on one line>`; comment lines start with `:`.',
   examples: [
     ': open\n\nid: MDoxMjo.4vJtXz0bq2Nf3cL1sY8wQA\nevent: pet.created\ndata: {"id":"evt_12","type":"pet.created",' +
-      `"timestamp":"2026-01-05T10:00:00.000Z","data":${JSON.stringify(EXAMPLE_PET)}}\n\n` +
+      `"subject":"pet/${EXAMPLE_PET.id}","timestamp":"2026-01-05T10:00:00.000Z",` +
+      `"data":${JSON.stringify(EXAMPLE_PET)}}\n\n` +
       ': keep-alive\n\n',
   ],
 });

@@ -126,9 +126,13 @@ type Before<T extends EventType> =
 /** One change, as the write that made it records it (the records are the state after the change). */
 type Change = { [T in EventType]: { readonly type: T } & Subjects<T>[SubjectOf<T>] & Before<T> }[EventType];
 
-/** A recorded change: its feed position, its sequence number (the event id's) and when it was recorded. */
+/**
+ * A recorded change: its feed position, its sequence number (the event id's), what it is about (`pet/12`:
+ * its type's prefix and its data's id) and when it was recorded.
+ */
 export type EventRecord = Change & {
   readonly seq: number;
+  readonly subject: string;
   readonly position: EventPosition;
   readonly at: Date;
 };

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { waitUntil } from '../../dev/eventually.js';
 import { buildApp } from '../../src/app.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
+import { recordEveryType, SENDS_LOCALLY } from '../helpers/every-event-type.js';
 import { type CallResult, eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 import { isStream, openStream, type SseStream } from '../helpers/sse-client.js';
@@ -201,6 +202,17 @@ eachBackend((backend) => {
         assert.equal(frame.data, JSON.stringify(items[i]));
       }
       assert.ok(live.frames[0]?.comment !== undefined, 'a comment opens the stream');
+    });
+
+    test("each frame's event says what it is about, as the feed does, for every type", async (t) => {
+      const h = await startHarness(t, backend, SENDS_LOCALLY);
+      const live = await open(t, h);
+      const expected = await recordEveryType(t, h);
+      const frames = await live.waitForEvents(expected.length, 5000);
+      assert.deepEqual(
+        frames.map((frame) => [frame.event, JSON.parse(frame.data as string).subject]),
+        expected,
+      );
     });
 
     test('a stream on another instance gets events committed through the first within 1 s', async (t) => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { recordEveryType, SENDS_LOCALLY } from '../helpers/every-event-type.js';
 import { eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 
@@ -84,6 +85,7 @@ eachBackend((backend) => {
         const keys = [
           'data',
           'id',
+          'subject',
           'timestamp',
           'type',
           ...(event.type.endsWith('status_changed') ? ['previousStatus'] : []),
@@ -92,6 +94,17 @@ eachBackend((backend) => {
         assert.deepEqual(Object.keys(event).sort(), keys.sort());
       }
       assert.deepEqual(await feed(h, '?limit=100'), events, 'without a cursor the feed starts at the oldest');
+    });
+
+    test("every event says what it is about: its type's prefix and its data's id", async (t) => {
+      const h = await startHarness(t, backend, SENDS_LOCALLY);
+      const expected = await recordEveryType(t, h);
+      const events = await settledFeed(get(h), expected.length);
+      assert.deepEqual(
+        events.map((event) => [event.type, event.subject]),
+        expected,
+      );
+      for (const event of events) assert.equal(event.subject.split('/')[1], String(event.data.id));
     });
 
     test('refused and replayed writes record nothing', async (t) => {

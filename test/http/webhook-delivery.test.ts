@@ -71,12 +71,12 @@ function suite(backend: StoreBackend) {
     const ordered = Date.now();
     await receiver.until((got) => got.length === 3, 1000);
     // Committed past this app's HTTP, as another process would: found by the poll alone.
-    await h.store.pets.create({ name: 'elsewhere', categoryId: 1, status: 'available' });
-    const elsewhere = Date.now();
+    const elsewhere = await h.store.pets.create({ name: 'elsewhere', categoryId: 1, status: 'available' });
+    const committed = Date.now();
     await receiver.until((got) => got.length === 4, 1000);
     t.diagnostic(
       `delivered ${arrival(0) - created} ms after the create's answer, the order's two ${arrival(2) - ordered} ms ` +
-        `after its answer, a change committed elsewhere ${arrival(3) - elsewhere} ms after its commit`,
+        `after its answer, a change committed elsewhere ${arrival(3) - committed} ms after its commit`,
     );
 
     // The feed (PostgreSQL) shows an event once every transaction that began before it ended: poll.
@@ -98,6 +98,11 @@ function suite(backend: StoreBackend) {
     assert.deepEqual(
       feed.json.map((event: { type: string }) => event.type),
       ['pet.created', 'order.placed', 'pet.status_changed', 'pet.created'],
+    );
+    assert.deepEqual(
+      feed.json.map((event: { id: string }) => JSON.parse(byId.get(event.id)?.body ?? '{}').subject),
+      [`pet/${pet.id}`, `order/${placed.json.id}`, `pet/${pet.id}`, `pet/${elsewhere.id}`],
+      'each body says what its event is about',
     );
     assert.throws(() => verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, receiver.received[0] as Received));
     // Attempts are recorded after their answer, in batches: the log catches up a moment after the receiver.

@@ -1,11 +1,27 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Scope } from '../../src/domain/api-key.js';
+import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import type { NewApiKeyRecord } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 import { DuplicateNameError } from '../../src/store/store-errors.js';
+import { claimEverything } from '../helpers/claims.js';
+import { addEndpoint } from '../helpers/endpoint-records.js';
 import { eachBackend } from '../helpers/harness.js';
 import type { StoreFixture } from '../helpers/stores.js';
+
+const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
+
+/** An attempt answered 410 Gone: it fails, and the endpoint is disabled. */
+const GONE = {
+  status: 'failed',
+  responseStatus: 410,
+  error: undefined,
+  nextAttemptAt: undefined,
+  pausedUntil: undefined,
+  gone: true,
+  disableIfFailingSince: undefined,
+} as const;
 
 function keyRecord(name: string, overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord {
   return {
@@ -20,7 +36,10 @@ function keyRecord(name: string, overrides: Partial<NewApiKeyRecord> = {}): NewA
   };
 }
 
-/** The events recorded so far, oldest first, without what the store assigns (seq, position, time). */
+/**
+ * The events recorded so far, oldest first, without what the store assigns (seq, position, time) or reads
+ * from the rest (subject: its own case).
+ */
 async function changes(store: Store) {
   const page = await store.events.list({ after: undefined, limit: 100 });
   assert.equal(page.outcome, 'page');
@@ -31,7 +50,7 @@ async function changes(store: Store) {
     [...seqs].sort((a, b) => a - b),
     'the feed lists events in the order they were recorded',
   );
-  return events.map(({ seq: _seq, position: _position, at: _at, ...change }) => change);
+  return events.map(({ seq: _seq, position: _position, at: _at, subject: _subject, ...change }) => change);
 }
 
 eachBackend((backend) => {
@@ -279,6 +298,49 @@ eachBackend((backend) => {
         assert.deepEqual(types, won[0] ? ['pet.created', 'pet.deleted'] : ['pet.created', 'pet.status_changed']);
         assert.equal((await fixture.store.pets.get(pet.id)) === undefined, won[0]);
       }
+    });
+
+    test("events: each is about its type's prefix and its data's id, in the feed and a claim alike", async (t) => {
+      const { store } = await fresh(t);
+      const fields = { events: [...EVENT_TYPES], description: null, secret: SECRET, createdAt: new Date() };
+      const endpoint = await addEndpoint(store, { ...fields, url: 'https://a.example.com/' });
+      const pet = await store.pets.create({ name: 'a', categoryId: 1, status: 'available' });
+      await store.pets.update(pet.id, { name: 'b' }, undefined);
+      const placed = await store.orders.place({ petId: pet.id, quantity: 1, createdAt: new Date() });
+      const orderId = placed.outcome === 'placed' ? placed.order.id : 0;
+      await store.orders.changeStatus(orderId, 'approved');
+      await store.pets.remove((await store.pets.create({ name: 'c', categoryId: 1, status: 'sold' })).id, undefined);
+      const [first, ...claimed] = await claimEverything(store);
+      assert.ok(first);
+      await store.deliveries.finish({ ...GONE, delivery: first, attemptedAt: new Date() });
+      const page = await store.events.list({ after: undefined, limit: 100 });
+      const events = page.outcome === 'page' ? page.events : [];
+      assert.deepEqual(
+        events.map((event) => [event.type, event.subject]),
+        [
+          ['pet.created', `pet/${pet.id}`],
+          ['pet.updated', `pet/${pet.id}`],
+          ['order.placed', `order/${orderId}`],
+          ['pet.status_changed', `pet/${pet.id}`],
+          ['order.status_changed', `order/${orderId}`],
+          ['pet.created', `pet/${pet.id + 1}`],
+          ['pet.deleted', `pet/${pet.id + 1}`],
+          ['webhook_endpoint.disabled', `webhook_endpoint/${endpoint.id}`],
+        ],
+      );
+      const bySeq = new Map(events.map((event) => [event.seq, event.subject]));
+      for (const { event } of [first, ...claimed]) {
+        assert.equal('subject' in event && event.subject, bySeq.get(event.seq), `a claim reads evt_${event.seq}'s`);
+      }
+
+      const tested = await addEndpoint(store, { ...fields, url: 'https://b.example.com/' });
+      await store.redeliveries.sendTest({ endpointId: tested.id, now: new Date() });
+      const sent = (await claimEverything(store)).map((delivery) => delivery.event);
+      assert.deepEqual(
+        sent.map((event) => [event.type, 'subject' in event]),
+        [['webhook.test', false]],
+        'a test send is about nothing',
+      );
     });
 
     test('api keys: create, find by hash, list without hashes, duplicate active names refused', async (t) => {

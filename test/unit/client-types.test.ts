@@ -13,6 +13,7 @@ import {
   type PetStatus,
   PetstoreClient,
   PetstoreError,
+  type WebhookTestEvent,
 } from 'petstore/client';
 import ts from 'typescript';
 
@@ -36,6 +37,13 @@ export async function typeChecks(client: PetstoreClient): Promise<void> {
   const moved: OrderStatus = (await client.changeOrderStatus(order.id, { status: 'approved' })).status;
   const orders: Page<Order> = await client.listOrders({ status: 'placed' });
   for await (const each of client.orders({ status: moved })) void each.complete;
+  for await (const event of client.events({ type: 'order.placed' })) {
+    const about: string = event.subject;
+    void about;
+  }
+  const sent: WebhookTestEvent = { id: 'evt_1', type: 'webhook.test', timestamp: '', data: { webhookId: 1 } };
+  // @ts-expect-error a test send is about nothing
+  void sent.subject;
   void (await client.getPet(id)).status;
   void (await client.getOrder(order.id)).createdAt;
   void orders;

@@ -5,6 +5,7 @@ import type { EventRecord } from '../../src/store/records.js';
 
 const event = (seq: number): EventRecord => ({
   type: 'pet.created',
+  subject: `pet/${seq}`,
   pet: { id: seq, name: 'Rex', categoryId: 1, status: 'available', version: 1 },
   seq,
   position: { tx: 0, seq },

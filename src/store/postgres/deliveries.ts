@@ -61,7 +61,7 @@ export const DELIVERY_QUERIES = {
     )
     SELECT c.id AS delivery_id, c.attempts, c.endpoint_id, w.owner, w.url, w.secret,
       w.previous_secret, w.previous_secret_expires_at,
-      e.seq, e.tx::text::bigint AS tx, e.type, e.at, e.data, e.previous_status, e.trace
+      e.seq, e.tx::text::bigint AS tx, e.type, e.subject, e.at, e.data, e.previous_status, e.trace
     FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.seq = c.event_seq
     ORDER BY c.next_attempt_at, c.id`,
   finish: `WITH moved AS (

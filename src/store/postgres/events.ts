@@ -16,7 +16,7 @@ import { OWED, SUBSCRIBED } from './subscribed.js';
  * or rolled back, and every later one gets a larger id, so no event can still appear below this line.
  */
 export const ENDED = 'tx < pg_snapshot_xmin(pg_current_snapshot())';
-const COLUMNS = 'seq, tx::text::bigint AS tx, type, at, data, previous_status';
+const COLUMNS = 'seq, tx::text::bigint AS tx, type, subject, at, data, previous_status';
 const AFTER = '(tx, seq) > ($1::text::xid8, $2)';
 
 const QUERIES = {

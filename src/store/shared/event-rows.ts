@@ -31,6 +31,11 @@ export interface EventRow<D> {
   seq: number;
   tx: number;
   type: EventType;
+  /**
+   * What the event is about (`pet/12`): the generated column, from the type's prefix and the data's id, which
+   * the delivery engine orders by too; read, not computed again, so the two never disagree.
+   */
+  subject: string;
   at: D;
   /** The changed pet's, order's or endpoint's row as JSON, in the table's own column names (no secrets). */
   data: string;
@@ -58,17 +63,23 @@ export function eventFromRow<D>(row: EventRow<D>, toDate: ToDate<D>): EventRecor
     position: { tx: row.tx, seq: row.seq },
     at: toDate(row.at),
     type: row.type,
+    subject: row.subject,
     ...SUBJECTS[subjectOf(row.type)](JSON.parse(row.data) as EventData),
     ...(previous === 'status' && { previousStatus: row.previous_status }),
     ...(previous === 'fields' && { previous: JSON.parse(row.previous_status ?? '{}') as PetPatch }),
   } as EventRecord;
 }
 
-/** A row a claim reads with its delivery: an event's, or a test send's (its data: `{"webhook_id"}`). */
-export type SentEventRow<D> = Omit<EventRow<D>, 'type'> & { type: SentEventType };
+/**
+ * A row a claim reads with its delivery: an event's, or a test send's (its data: `{"webhook_id"}`, its
+ * subject null: it is about nothing).
+ */
+export type SentEventRow<D> = Omit<EventRow<D>, 'type' | 'subject'> & { type: SentEventType; subject: string | null };
 
 export function sentEventFromRow<D>(row: SentEventRow<D>, toDate: ToDate<D>): SentEventRecord {
-  if (row.type !== TEST_EVENT_TYPE) return eventFromRow({ ...row, type: row.type }, toDate);
+  const { type, subject } = row;
+  // Every event of the feed has a subject: its column reads a prefix every type has and the id all data has.
+  if (type !== TEST_EVENT_TYPE) return eventFromRow({ ...row, type, subject: subject as string }, toDate);
   const data = JSON.parse(row.data) as { webhook_id: number };
-  return { type: row.type, webhookId: data.webhook_id, seq: row.seq, at: toDate(row.at) };
+  return { type, webhookId: data.webhook_id, seq: row.seq, at: toDate(row.at) };
 }

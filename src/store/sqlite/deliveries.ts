@@ -26,7 +26,7 @@ export const DELIVERY_QUERIES = {
   claim: 'UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?))',
   claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.owner, w.url, w.secret,
       w.previous_secret, w.previous_secret_expires_at,
-      e.seq, 0 AS tx, e.type, e.at, e.data, e.previous_status, e.trace
+      e.seq, 0 AS tx, e.type, e.subject, e.at, e.data, e.previous_status, e.trace
     FROM json_each(?) j
     JOIN webhook_deliveries d ON d.id = j.value
     JOIN webhook_endpoints w ON w.id = d.endpoint_id

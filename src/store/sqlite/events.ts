@@ -10,7 +10,7 @@ import type { EventStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
 import { OWED, SUBSCRIBED } from './subscribed.js';
 
-const COLUMNS = 'seq, 0 AS tx, type, at, data, previous_status';
+const COLUMNS = 'seq, 0 AS tx, type, subject, at, data, previous_status';
 /** The events one write of retention removes: the oldest of those recorded before @before. */
 const BATCH = 'SELECT seq, type, owner FROM events WHERE at < @before ORDER BY seq LIMIT @limit';
 
