@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import type { DatabaseConfig } from '../config/database-url.js';
 import type { MarkedRestored } from './postgres/restored.js';
-import { type BackupFacts, type Restored, RestoreError } from './sqlite/restore.js';
+import type { BackupFacts, Restored } from './sqlite/restore.js';
+import { RestoreError } from './sqlite/restore-error.js';
 
 export type { BackupFacts, MarkedRestored, Restored };
 
@@ -26,7 +27,7 @@ export async function checkBackupFile(database: DatabaseConfig, file: string): P
 export async function restoreDatabase(database: DatabaseConfig, file: string, now: Date): Promise<Restored> {
   const target = sqlitePath(database);
   const { restoreSqlite } = await import('./sqlite/restore.js');
-  return restoreSqlite(resolve(file), resolve(target), now);
+  return restoreSqlite(resolve(file), target, now);
 }
 
 /**

@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, copyFileSync, openSync, readdirSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -171,6 +182,60 @@ describe('petstore restore', () => {
         return serveEnv;
       },
     });
+  });
+
+  test('SQLite through links: the database goes where they point, the links stay links', async (t) => {
+    // A deployment's layout: the configured path a link into a mounted volume, relative as an image makes it.
+    const dir = tempDir(t);
+    const volume = join(dir, 'volume');
+    const app = join(dir, 'app');
+    mkdirSync(volume);
+    mkdirSync(app);
+    const link = join(app, 'petstore.db');
+    const pointsAt = join('..', 'volume', 'petstore.db');
+    symlinkSync(pointsAt, link);
+    const serveEnv = cliEnv(link);
+    let server = await startServe(t, serveEnv);
+    const key = await firstKey(server);
+    const call = caller(() => server.url, key);
+    await createPets(server.url, key, 1, 'backed up');
+    const backup = join(dir, 'backup.db');
+    assert.equal((await runCli(['backup', backup], serveEnv)).code, 0);
+    await createPets(server.url, key, 1, 'lost');
+    await server.stop();
+
+    const restored = await runCli(['restore', backup], serveEnv);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.match(
+      restored.stdout,
+      /the database it replaced is kept as .*volume\/petstore\.db\.replaced-\d{8}T\d{6}Z\n$/,
+    );
+    assert.ok(lstatSync(link).isSymbolicLink(), 'the link stays a link');
+    assert.equal(readlinkSync(link), pointsAt, 'to the same place');
+    assert.deepEqual(readdirSync(app), ['petstore.db'], 'nothing beside the link');
+
+    server = await startServe(t, serveEnv);
+    const pets = await call('GET', '/v1/pets');
+    assert.deepEqual(
+      ((await pets.json()) as Array<{ name: string }>).map((pet) => pet.name),
+      ['backed up 0'],
+    );
+    await createPets(server.url, key, 1, 'after the restore');
+    await server.stop();
+    assert.deepEqual(readdirSync(app), ['petstore.db'], 'no -wal or -shm beside the link either');
+    const onVolume = new Database(join(volume, 'petstore.db'), { readonly: true });
+    const names = onVolume.prepare('SELECT name FROM pets ORDER BY id').pluck().all();
+    onVolume.close();
+    assert.deepEqual(names, ['backed up 0', 'after the restore 0'], 'a write after the restart is on the volume');
+
+    // A link to a database not made yet (a new volume), reached through a linked directory.
+    const fresh = join(app, 'fresh.db');
+    symlinkSync(join('..', 'volume', 'fresh.db'), fresh);
+    symlinkSync(app, join(dir, 'linked'));
+    const first = await runCli(['restore', backup], cliEnv(join(dir, 'linked', 'fresh.db')));
+    assert.equal(first.code, 0, first.stderr);
+    assert.ok(lstatSync(fresh).isSymbolicLink(), 'a link to nothing yet stays a link too');
+    assert.ok(lstatSync(join(volume, 'fresh.db')).isFile(), 'the database is where it points');
   });
 
   test('refused with one line, nothing replaced: damaged, newer, not petstore, PostgreSQL; --check says what', async (t) => {

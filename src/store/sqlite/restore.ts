@@ -8,9 +8,8 @@ import { compactUtc } from './backup-files.js';
 import { removeDatabaseFiles } from './database-files.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { openDatabase } from './open-database.js';
-
-/** Why a restore was refused, in a sentence for the operator; nothing was replaced. */
-export class RestoreError extends Error {}
+import { RestoreError } from './restore-error.js';
+import { restoreTarget } from './restore-target.js';
 
 /** What a backup file holds, as far as a restore cares. */
 export interface BackupFacts {
@@ -92,17 +91,18 @@ function schemaVersion(db: Database.Database, file: string): number {
 }
 
 /**
- * Puts the backup `file` in place of the database at `target`, with the service stopped. The backup is
- * copied (it stays where it is), and the copy is made ready before anything is replaced: event ids go on
- * from nextEventSeqFloor (the restored file cannot know how far the lost history went, and a receiver that
- * deduplicates by webhook-id would drop a new event under a used id), the lost range is recorded so a feed
- * cursor from it is 410 (event_gaps), and claims in flight at the backup point are let go, so those
- * deliveries are sent at once. The database it replaces is kept beside it, whole: switching it out of WAL
- * mode, which SQLite allows only to its one connection, both refuses while a service has it open and
- * folds its -wal into it.
+ * Puts the backup `file` in place of the database at `path`, where it really is (its links followed:
+ * restore-target.ts), with the service stopped. The backup is copied (it stays where it is), and the copy
+ * is made ready before anything is replaced: event ids go on from nextEventSeqFloor (the restored file
+ * cannot know how far the lost history went, and a receiver that deduplicates by webhook-id would drop a
+ * new event under a used id), the lost range is recorded so a feed cursor from it is 410 (event_gaps), and
+ * claims in flight at the backup point are let go, so those deliveries are sent at once. The database it
+ * replaces is kept beside it, whole: switching it out of WAL mode, which SQLite allows only to its one
+ * connection, both refuses while a service has it open and folds its -wal into it.
  */
-export function restoreSqlite(file: string, target: string, now: Date): Restored {
+export function restoreSqlite(file: string, path: string, now: Date): Restored {
   if (!existsSync(file)) throw new RestoreError(`${file}: no such file`);
+  const target = restoreTarget(path);
   const ready = join(dirname(target), `.${basename(target)}.${randomBytes(4).toString('hex')}.restoring`);
   try {
     copyFileSync(file, ready);
