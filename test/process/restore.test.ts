@@ -238,7 +238,7 @@ describe('petstore restore', () => {
     assert.ok(lstatSync(join(volume, 'fresh.db')).isFile(), 'the database is where it points');
   });
 
-  test('refused with one line, nothing replaced: damaged, newer, not petstore, PostgreSQL; --check says what', async (t) => {
+  test('refused with one line, nothing replaced: damaged, newer, not petstore, not a file, PostgreSQL; --check says what', async (t) => {
     const { dir, path, env: serveEnv } = env(t);
     assert.equal((await runCli(['migrate'], serveEnv)).code, 0);
     const good = join(dir, 'good.db');
@@ -263,6 +263,11 @@ describe('petstore restore', () => {
     db.close();
     const foreign = join(dir, 'foreign.db');
     new Database(foreign).exec('CREATE TABLE t (x)');
+    const backups = join(dir, 'backups');
+    mkdirSync(backups);
+    // Copying one would wait for a writer forever.
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
     const text = join(dir, 'text.db');
     writeFileSync(text, 'not a database at all, just text long enough to have a header of sorts');
     const cases: Array<[string, RegExp]> = [
@@ -274,6 +279,8 @@ describe('petstore restore', () => {
       [foreign, /is a SQLite database but not a petstore one/],
       [text, /is not a SQLite database/],
       [join(dir, 'missing.db'), /missing\.db: no such file/],
+      [backups, /backups is a directory; give the backup file/],
+      [fifo, /fifo is not a regular file; give the backup file/],
     ];
     const before = readdirSync(dir).sort();
     for (const [file, message] of cases) {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, renameSync } from 'node:fs';
+import { accessSync, constants, copyFileSync, existsSync, renameSync, type Stats, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -32,13 +32,42 @@ export interface Restored extends BackupFacts {
  * Reads a copy beside `workDir`'s other files, so that the backup's own directory gets no -wal or -shm.
  */
 export function checkBackup(file: string, workDir = tmpdir()): BackupFacts {
-  if (!existsSync(file)) throw new RestoreError(`${file}: no such file`);
+  refuseUnreadable(file);
   const copy = join(workDir, `.petstore-check-${randomBytes(4).toString('hex')}.db`);
   try {
     copyFileSync(file, copy);
     return factsOf(copy, file);
   } finally {
     removeDatabaseFiles(copy);
+  }
+}
+
+/**
+ * The backup must be a file this user can read. Said in a sentence otherwise: copying a directory fails
+ * with a bare EISDIR naming the copy's temporary path, and copying a FIFO waits for a writer forever.
+ */
+function refuseUnreadable(file: string): void {
+  let stat: Stats;
+  try {
+    stat = statSync(file);
+    if (stat.isFile()) accessSync(file, constants.R_OK);
+  } catch (error) {
+    throw new RestoreError(unreadable(file, error));
+  }
+  if (stat.isDirectory()) throw new RestoreError(`${file} is a directory; give the backup file`);
+  if (!stat.isFile()) throw new RestoreError(`${file} is not a regular file; give the backup file`);
+}
+
+function unreadable(file: string, error: unknown): string {
+  switch ((error as { code?: unknown }).code) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return `${file}: no such file`;
+    case 'EACCES':
+    case 'EPERM':
+      return `${file} cannot be read: permission denied`;
+    default:
+      return `${file} cannot be read: ${(error as Error).message}`;
   }
 }
 
@@ -101,7 +130,7 @@ function schemaVersion(db: Database.Database, file: string): number {
  * connection, both refuses while a service has it open and folds its -wal into it.
  */
 export function restoreSqlite(file: string, path: string, now: Date): Restored {
-  if (!existsSync(file)) throw new RestoreError(`${file}: no such file`);
+  refuseUnreadable(file);
   const target = restoreTarget(path);
   const ready = join(dirname(target), `.${basename(target)}.${randomBytes(4).toString('hex')}.restoring`);
   try {
