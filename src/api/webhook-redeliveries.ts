@@ -8,7 +8,7 @@ import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import { WebhookIdParams } from '../schemas/webhook.js';
 import { RecoveryAccepted, ResendAccepted, WebhookRecovery, WebhookResend } from '../schemas/webhook-redelivery.js';
-import { visibleEndpoint } from './owner-access.js';
+import { ownerSeen, visibleEndpoint } from './owner-access.js';
 import type { RouteOptions } from './route-options.js';
 import { SCOPE, SECURITY, TAGS, WITH_BODY } from './webhook-operation.js';
 
@@ -38,9 +38,10 @@ const routes: FastifyPluginAsyncTypebox<RedeliveryRouteOptions> = async (app, { 
         description:
           'Queues the event for the endpoint again, whatever its earlier outcome: with the same `webhook-id`, ' +
           'its attempts and retries starting afresh (`trigger: resend` in the deliveries log). The event must ' +
-          'still be kept (`EVENT_RETENTION_DAYS`) and of a type the endpoint subscribes to. If a delivery of ' +
-          'it to the endpoint is pending already, nothing is added. A disabled endpoint accepts it too; it ' +
-          'waits until the endpoint is enabled, and the answer says so (`endpointEnabled: false`).',
+          'still be kept (`EVENT_RETENTION_DAYS`) and of a type the endpoint subscribes to; one about another ' +
+          "owner's endpoint is answered as one that does not exist. If a delivery of it to the endpoint is " +
+          'pending already, nothing is added. A disabled endpoint accepts it too; it waits until the endpoint ' +
+          'is enabled, and the answer says so (`endpointEnabled: false`).',
         tags: TAGS,
         security: SECURITY,
         params: WebhookIdParams,
@@ -56,7 +57,8 @@ const routes: FastifyPluginAsyncTypebox<RedeliveryRouteOptions> = async (app, { 
       const { webhookId } = request.params;
       const { eventId } = request.body;
       await visibleEndpoint(store, request, webhookId);
-      const query = { endpointId: webhookId, eventSeq: eventSeq(eventId), now: clock() };
+      // An event the caller may not see on the feed reads as one never recorded, its type untold.
+      const query = { endpointId: webhookId, eventSeq: eventSeq(eventId), now: clock(), owner: ownerSeen(request) };
       const result = await store.redeliveries.resend(query);
       switch (result.outcome) {
         case 'endpoint_not_found':

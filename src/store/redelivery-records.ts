@@ -7,6 +7,11 @@ export interface ResendQuery {
   readonly endpointId: number;
   readonly eventSeq: number;
   readonly now: Date;
+  /**
+   * The caller's owner: an event it may not see on the feed (about another owner's endpoint) is
+   * `event_not_found`, as one never recorded; every event when undefined (admin keys).
+   */
+  readonly owner?: string | undefined;
 }
 
 /**

@@ -157,8 +157,8 @@ function suite(backend: StoreBackend) {
     const globexWatcher = await startReceiver(t);
     const disabledType = { events: ['webhook_endpoint.disabled'] };
     const doomed = await create(h, keys.acme, { url: gone.url, events: ['pet.created'] });
-    await create(h, keys.acme, { url: acmeWatcher.url, ...disabledType });
-    await create(h, keys.globex, { url: globexWatcher.url, ...disabledType });
+    const acmeWatching = await create(h, keys.acme, { url: acmeWatcher.url, ...disabledType });
+    const globexWatching = await create(h, keys.globex, { url: globexWatcher.url, ...disabledType });
     await create(h, keys.globex, { url: globexWatcher.url, events: ['pet.created'] });
     await h.createPets(1);
     const disabled = (key: string) =>
@@ -173,6 +173,23 @@ function suite(backend: StoreBackend) {
     assert.ok(!all.some((e) => e.type === 'webhook_endpoint.disabled'), 'nor in the unfiltered feed');
     assert.equal((await h.call('GET', `/v1/webhooks/${doomed.id}`, { key: keys.acme })).json.enabled, false);
     await acmeWatcher.until((got) => got.some((r) => r.headers['webhook-id'] === event?.id), 3000);
+
+    // Resent to another owner's endpoint, it reads as an event never recorded: no type told, by key or portal.
+    const resend = (id: number, auth: { key: string | null; headers?: Record<string, string> }) =>
+      h.call('POST', `${auth.key === null ? '/portal' : ''}/v1/webhooks/${id}/resend`, {
+        ...auth,
+        body: { eventId: event?.id },
+      });
+    const unknown = `event ${event?.id} does not exist: never recorded, or removed after EVENT_RETENTION_DAYS`;
+    assert.equal(expectError(await resend(globexWatching.id, { key: keys.globex }), 404, 'not_found'), unknown);
+    const made = await h.call('POST', '/v1/webhooks/portal-links', { key: keys.globex });
+    const token = new globalThis.URL(made.json.url).hash.slice(1);
+    const traded = await h.call('POST', '/portal/session', { key: null, body: { token } });
+    const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const portal = await resend(globexWatching.id, { key: null, headers: { cookie } });
+    assert.equal(expectError(portal, 404, 'not_found'), unknown);
+    assert.equal((await resend(acmeWatching.id, { key: keys.acme })).status, 202, 'its owner’s endpoint takes it');
+    assert.equal((await resend(acmeWatching.id, { key: keys.admin })).status, 202, 'so does admin’s resend');
 
     // Globex's last key goes: its endpoints belong to the owner, not the key, and go on delivering.
     await h.store.apiKeys.revoke('globex-key', new Date());

@@ -7,6 +7,7 @@ import type {
   TestSendQuery,
   TestSendResult,
 } from '../redelivery-records.js';
+import { SEEN_BY } from '../shared/event-rows.js';
 import {
   failedInWindow,
   RECOVER_PER_WRITE,
@@ -28,7 +29,7 @@ const QUERIES = {
    */
   resend: `WITH w AS (SELECT id, owner, events, enabled, fanned_tx, fanned_seq, owed_tx, owed_seq FROM webhook_endpoints
       WHERE id = $1 FOR SHARE),
-    e AS (SELECT tx, seq, type, owner FROM events WHERE seq = $2),
+    e AS (SELECT tx, seq, type, owner FROM events WHERE seq = $2 AND ${SEEN_BY('$4::text')}),
     facts AS (
       SELECT (SELECT id FROM w) AS endpoint, (SELECT enabled FROM w) AS enabled, (SELECT type FROM e) AS type,
         (SELECT ${SUBSCRIBED} FROM w, e) AS subscribed,
@@ -83,8 +84,8 @@ export class PostgresRedeliveryStore implements RedeliveryStore {
     this.#db = db;
   }
 
-  async resend({ endpointId, eventSeq, now }: ResendQuery): Promise<ResendResult> {
-    const values = [endpointId, eventSeq, now];
+  async resend({ endpointId, eventSeq, now, owner }: ResendQuery): Promise<ResendResult> {
+    const values = [endpointId, eventSeq, now, owner ?? null];
     const [row] = await this.#db.rows<ResendFacts & { queued: boolean }>('redeliveries-resend', QUERIES.resend, values);
     const facts = row as ResendFacts & { queued: boolean };
     return resendRefusal(facts) ?? { outcome: facts.queued ? 'queued' : 'pending', enabled: Boolean(facts.enabled) };

@@ -3,9 +3,9 @@ import type { RecoverResult, ResendResult } from '../redelivery-records.js';
 
 /**
  * What a resend finds before it queues, as both backends read it: the endpoint (null: none) and whether it
- * is enabled, the event's type (null: not kept), whether the endpoint subscribes to it, and whether fan-out
- * still owes it to the endpoint (enabled, its position before the event): then it is as good as pending,
- * and a row queued now would be queued twice.
+ * is enabled, the event's type (null: not kept, or not the caller's owner's to see), whether the endpoint
+ * subscribes to it, and whether fan-out still owes it to the endpoint (enabled, its position before the
+ * event): then it is as good as pending, and a row queued now would be queued twice.
  */
 export interface ResendFacts {
   readonly endpoint: number | null;

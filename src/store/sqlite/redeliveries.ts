@@ -8,6 +8,7 @@ import type {
   TestSendQuery,
   TestSendResult,
 } from '../redelivery-records.js';
+import { SEEN_BY } from '../shared/event-rows.js';
 import {
   failedInWindow,
   RECOVER_PER_WRITE,
@@ -22,7 +23,8 @@ import { OWED, SUBSCRIBED } from './subscribed.js';
 
 const QUERIES = {
   facts: `SELECT w.id AS endpoint, w.enabled, e.type, ${SUBSCRIBED} AS subscribed, ${OWED} AS owed
-    FROM (SELECT 1) LEFT JOIN webhook_endpoints w ON w.id = @endpoint LEFT JOIN events e ON e.seq = @seq`,
+    FROM (SELECT 1) LEFT JOIN webhook_endpoints w ON w.id = @endpoint
+      LEFT JOIN (SELECT seq, type, owner FROM events WHERE seq = @seq AND ${SEEN_BY('@owner')}) e ON 1`,
   resend: resendUpsert("VALUES (@seq, @endpoint, 'pending', @now, 'resend')"),
   // One write takes the candidates and queues them: no other write runs between, so every one is queued.
   recover: `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, claimed_until = NULL,
@@ -45,7 +47,7 @@ const QUERIES = {
 /** Redeliveries on SQLite: each resend, and each step of a recovery, is one write of the group commit. */
 export class SqliteRedeliveryStore implements RedeliveryStore {
   readonly #writes: GroupCommit;
-  readonly #facts: Database.Statement<[{ endpoint: number; seq: number }], ResendFacts>;
+  readonly #facts: Database.Statement<[{ endpoint: number; seq: number; owner: string | null }], ResendFacts>;
   readonly #resend: Database.Statement<[{ endpoint: number; seq: number; now: number }]>;
   readonly #recover: Database.Statement<[Record<string, number>], number>;
   readonly #enabled: Database.Statement<[{ endpoint: number }], number>;
@@ -62,9 +64,9 @@ export class SqliteRedeliveryStore implements RedeliveryStore {
     this.#testDelivery = db.prepare(QUERIES.testDelivery);
   }
 
-  resend({ endpointId: endpoint, eventSeq: seq, now }: ResendQuery): Promise<ResendResult> {
+  resend({ endpointId: endpoint, eventSeq: seq, now, owner }: ResendQuery): Promise<ResendResult> {
     return this.#writes.run(() => {
-      const facts = this.#facts.get({ endpoint, seq }) as ResendFacts;
+      const facts = this.#facts.get({ endpoint, seq, owner: owner ?? null }) as ResendFacts;
       const refusal = resendRefusal(facts);
       if (refusal !== undefined) return refusal;
       const changed = this.#resend.run({ endpoint, seq, now: now.getTime() }).changes;
