@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import { ifMatchVersions, strongTag } from '../domain/entity-tags.js';
+import { strongTag } from '../domain/entity-tags.js';
 import { NAME_MAX_CHARS, petNameProblem } from '../domain/pet-name.js';
 import { ERRORS } from '../errors/catalogue.js';
 import { deprecationHooks } from '../http/deprecation.js';
@@ -9,6 +9,7 @@ import {
   documentIfNoneMatch,
   ETAG_HEADER,
   IfMatchHeader,
+  ifMatchOf,
   notModified,
   notModifiedSent,
   PAGE_ETAG_HEADER,
@@ -215,7 +216,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
       const { petId } = request.params;
       const patch = request.body;
       if (patch.name !== undefined) checkName(patch.name);
-      const expected = ifMatchVersions(request.headers['if-match']);
+      const expected = ifMatchOf(request);
       const result =
         petId >= 1 ? await store.pets.update(petId, patch, expected) : { outcome: 'pet_not_found' as const };
       if (result.outcome !== 'updated') throw refused(petId, result, ERRORS.petStatusHeld);
@@ -247,7 +248,7 @@ const routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, ide
     },
     async (request, reply) => {
       const { petId } = request.params;
-      const expected = ifMatchVersions(request.headers['if-match']);
+      const expected = ifMatchOf(request);
       const result = petId >= 1 ? await store.pets.remove(petId, expected) : { outcome: 'pet_not_found' as const };
       if (result.outcome !== 'removed') throw refused(petId, result, ERRORS.petDeleteHeld);
       return reply.code(204).send(null);

@@ -94,6 +94,12 @@ export const ERRORS = {
     'invalid_request',
     () => 'header "Idempotency-Key" must be one string of 1 to 255 printable ASCII characters',
   ),
+  /** Neither `*` nor entity tags (RFC 9110, 13.1.1): read as a condition, a pet that never changed would be 412. */
+  malformedIfMatch: errorKind(
+    'invalid_request',
+    (got: string) =>
+      `header "If-Match" must be "*" or entity tags in double quotes, such as "2" (got ${got.slice(0, 100)})`,
+  ),
   bodyNotUtf8: errorKind('invalid_request', () => 'the request body is not valid UTF-8'),
   emptyBody: errorKind('invalid_request', () => 'the request body is empty; send a JSON object'),
   prototypeKeys: errorKind(
@@ -318,6 +324,7 @@ export const ERROR_USES: Readonly<Record<Exclude<keyof typeof ERRORS, 'refusedBy
   sinceAfterUntil: 'whose `since` is after its `until`',
   sinceBeyondRetention: 'older than `EVENT_RETENTION_DAYS`',
   invalidIdempotencyKey: 'an `Idempotency-Key` header that is not 1 to 255 printable ASCII characters',
+  malformedIfMatch: 'an `If-Match` header that is neither `*` nor entity tags in double quotes',
   bodyNotUtf8: 'a body not valid UTF-8',
   emptyBody: 'an empty body',
   prototypeKeys: '`__proto__` or `constructor.prototype` keys',

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { SwaggerTransform } from '@fastify/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ifNoneMatchHits } from '../domain/entity-tags.js';
+import { ifMatchVersions, ifNoneMatchHits } from '../domain/entity-tags.js';
+import { ERRORS } from '../errors/catalogue.js';
 
 const ETAG_DESCRIPTION =
   "The animal's version (RFC 9110 entity tag, strong): send it back as `If-Match` to change or delete the animal " +
@@ -25,14 +26,30 @@ export const IfMatchHeader = Type.Object({
     Type.String({
       description:
         'Change only if the animal is still at this version: its `ETag` (strong; `W/` tags never match), a ' +
-        'list of them, or `*` (any). Otherwise 412 and nothing changes. Without it the change applies.',
+        'list of them, or `*` (any). Otherwise 412 and nothing changes. Without it the change applies. ' +
+        'Anything else (a tag without its double quotes, `*` in a list) is 400 and nothing changes.',
     }),
   ),
 });
 
+/**
+ * The versions the request's `If-Match` names (ifMatchVersions): undefined asks nothing. A field that is
+ * neither `*` nor entity tags is 400, before anything is compared.
+ */
+export function ifMatchOf(request: FastifyRequest): readonly number[] | undefined {
+  const field = request.headers['if-match'];
+  const versions = ifMatchVersions(field);
+  if (versions === 'malformed') throw ERRORS.malformedIfMatch.create(field ?? '');
+  return versions;
+}
+
 const IfNoneMatchHeader = Type.Object({
   'if-none-match': Type.Optional(
-    Type.String({ description: 'Answer 304 without a body while the `ETag` is one of these (or `*`).' }),
+    Type.String({
+      description:
+        'Answer 304 without a body while the `ETag` is one of these (or `*`). A field that is neither is ' +
+        'ignored: the full answer is sent.',
+    }),
   ),
 });
 

@@ -159,11 +159,11 @@ eachBackend((backend) => {
       assert.equal(deleted.etag, '"1"');
     });
 
-    test('If-Match: 412 precondition_failed on another version, and nothing changes; * and lists', async (t) => {
+    test('If-Match: 412 precondition_failed on another version, 400 when malformed, and nothing changes; * and lists', async (t) => {
       const h = await startHarness(t, backend);
       const [pet] = await h.createPets(1);
       assert.equal((await patch(h, pet.id, { name: 'two' }, { 'if-match': '"1"' })).status, 200);
-      for (const ifMatch of ['"1"', 'W/"2"', '"1", "3"', '2', '"two"', '*, "2"', '']) {
+      for (const ifMatch of ['"1"', 'W/"2"', '"1", "3"', '"two"', '""', '']) {
         const stale = await patch(h, pet.id, { name: 'lost' }, { 'if-match': ifMatch });
         const message = expectError(stale, 412, 'precondition_failed');
         assert.match(message, /its ETag is now "2"/, ifMatch);
@@ -172,6 +172,17 @@ eachBackend((backend) => {
           412,
           'precondition_failed',
         );
+      }
+      // Neither `*` nor entity tags: 400 naming the rule, before anything is compared; a 412 would say the
+      // pet changed when it did not.
+      for (const ifMatch of ['2', '*, "2"', '"2', '"2", bad', 'w/"2"', '"2" "3"']) {
+        const malformed = `header "If-Match" must be "*" or entity tags in double quotes, such as "2" (got ${ifMatch})`;
+        assert.equal(
+          expectError(await patch(h, pet.id, { name: 'lost' }, { 'if-match': ifMatch }), 400, 'invalid_request'),
+          malformed,
+        );
+        const removal = await h.call('DELETE', `/v1/pets/${pet.id}`, { headers: { 'if-match': ifMatch } });
+        assert.equal(expectError(removal, 400, 'invalid_request'), malformed);
       }
       assert.equal((await h.call('GET', `/v1/pets/${pet.id}`)).json.name, 'two');
       assert.equal((await patch(h, pet.id, { name: 'three' }, { 'if-match': '"1", "2"' })).status, 200);
@@ -259,7 +270,8 @@ eachBackend((backend) => {
         assert.equal(cached.text, '');
         assertEtag(cached, '"1"');
       }
-      for (const ifNoneMatch of ['"2"', '1', 'W/1']) {
+      // A malformed field is ignored as a whole, though it names the tag or holds `*`.
+      for (const ifNoneMatch of ['"2"', '1', 'W/1', '*, "1"', '"1", bad']) {
         const full = await h.call('GET', `/v1/pets/${pet.id}`, { headers: { 'if-none-match': ifNoneMatch } });
         assert.equal(full.status, 200, ifNoneMatch);
         assert.deepEqual(full.json, pet);
