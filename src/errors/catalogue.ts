@@ -310,7 +310,7 @@ export const ERROR_USES: Readonly<Record<Exclude<keyof typeof ERRORS, 'refusedBy
   tooLong: 'too long',
   tooFewItems: 'a list with too few items',
   repeatedItem: 'an item twice',
-  noField: 'a change with no field',
+  noField: 'a change of a webhook endpoint with no field',
   beyondJsonIntegers: 'an integer beyond 2^53 − 1',
   brokenRule: 'another rule of its schema',
   blankName: 'a pet name with no visible character',
