@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join, relative } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
@@ -177,6 +177,13 @@ test('`npm run pack:client`: the client alone, installable with no dependencies'
       const engines = JSON.parse(readFileSync(join(dir, 'node_modules', 'petstore-client', 'package.json'), 'utf8'))
         .engines.node;
       assert.ok(packageReadme.includes(`Node: \`${engines}\``), 'the README states the engines of the manifest');
+      // It travels without the service's docs: what it points at must be in the package.
+      const pointed = [...packageReadme.matchAll(/`((?:client|schemas)\/[\w.-]+)`/g)].map((match) => match[1] ?? '');
+      assert.ok(pointed.length > 0, 'the README points at the declarations that document every call');
+      for (const path of pointed) {
+        assert.ok(existsSync(join(dir, 'node_modules', 'petstore-client', path)), `the package holds ${path}`);
+      }
+      assert.doesNotMatch(packageReadme, /\]\((?!https:)/, 'no relative link: nothing beside the package resolves');
       const block = (language: string) => new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(packageReadme)?.[1];
       const [code, tsconfig] = [block('ts'), block('json')];
       assert.ok(code !== undefined && tsconfig !== undefined, 'a ```ts example and a ```json tsconfig');
@@ -195,7 +202,11 @@ test('`npm run pack:client`: the client alone, installable with no dependencies'
         env: { PATH: process.env.PATH, PETSTORE_URL: serve.url, PETSTORE_KEY: key },
         timeout: 20_000,
       });
-      assert.match(stdout, /^\d+ Rex$/m);
+      // The example reads the version createPet returned (WithEtag<Pet>), changes by it, and is refused with it.
+      const [, before, after] = /^Rexa: version "(\d+)", now "(\d+)"$/m.exec(stdout) ?? [];
+      assert.ok(before !== undefined && after !== undefined && before !== after, stdout);
+      assert.match(stdout, /^412 precondition_failed$/m);
+      assert.match(stdout, /^\d+ Rexa$/m);
     },
   );
 
