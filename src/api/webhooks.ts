@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
+import { DEFAULT_DELIVERY_ORDERING } from '../domain/delivery-ordering.js';
 import { DEFAULT_SUBSCRIPTION } from '../domain/event-types.js';
 import { generateWebhookSecret, PREVIOUS_SECRET_SECONDS } from '../domain/webhook-secret.js';
 import { ERRORS } from '../errors/catalogue.js';
@@ -77,10 +78,16 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
       },
     },
     async (request, reply) => {
-      const { url, events = [...DEFAULT_SUBSCRIPTION], description } = request.body;
+      const {
+        url,
+        events = [...DEFAULT_SUBSCRIPTION],
+        description,
+        ordering = DEFAULT_DELIVERY_ORDERING,
+      } = request.body;
       const owner = ownerActedFor(request, request.body.owner);
       await allowTarget(url);
-      const record = { owner, url, events, description: description ?? null, secret: generateWebhookSecret() };
+      const secret = generateWebhookSecret();
+      const record = { owner, url, events, description: description ?? null, ordering, secret };
       const endpoint = await store.webhooks.create({ ...record, createdAt: clock() }, endpointsPerOwner);
       if (endpoint === undefined) throw ERRORS.endpointsPerOwner.create(owner, endpointsPerOwner);
       reply.code(201).header('location', location(endpoint));

@@ -19,6 +19,7 @@ export type { NewPet, Pet, PetChange, PetStatus } from '../schemas/pet.js';
 export type { PortalLink, PortalLinkRequest } from '../schemas/portal-link.js';
 export type {
   CreatedWebhookEndpoint,
+  DeliveryOrdering,
   NewWebhookEndpoint,
   RotatedWebhookSecret,
   WebhookEndpoint,

@@ -233,8 +233,8 @@ export class PetstoreClient {
   }
 
   /**
-   * `changeWebhookEndpoint`: its `url`, `events`, `description` or `enabled` (enabling sends at once what
-   * waited). Retried only where the service cannot have acted.
+   * `changeWebhookEndpoint`: its `url`, `events`, `description`, `ordering` or `enabled` (enabling sends at
+   * once what waited). Retried only where the service cannot have acted.
    */
   changeWebhookEndpoint(
     webhookId: number,

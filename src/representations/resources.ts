@@ -39,6 +39,7 @@ export function toEndpointView(endpoint: WebhookEndpointSnapshot): WebhookEndpoi
     events: [...endpoint.events],
     description: endpoint.description,
     enabled: endpoint.enabled,
+    ordering: endpoint.ordering,
     createdAt: endpoint.createdAt.toISOString(),
     // Kept as it was set, so a past time says when the previous secret stopped signing.
     previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString() ?? null,

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { DEFAULT_DELIVERY_ORDERING, DELIVERY_ORDERINGS } from '../domain/delivery-ordering.js';
 import { DISABLED_REASONS, type DisabledReason } from '../domain/disabled-reason.js';
 import type { EventType } from '../domain/event-types.js';
 import { OWNER_PROBLEM, OWNER_RULE } from '../domain/owner.js';
@@ -34,6 +35,17 @@ export const owner = (description: string) =>
 
 const Description = Type.String({ maxLength: WEBHOOK_DESCRIPTION_MAX_CHARS, description: 'Free text for people.' });
 
+const ORDERING_MEANING =
+  'How its deliveries are ordered. `subject`: the events of each subject (one pet, one order, one endpoint) are ' +
+  'delivered one at a time, in the order they happened, each waiting until the earlier one has succeeded, ' +
+  'failed for good or expired; different subjects go in parallel. `none`: every event at once, in any order.';
+const ordering = (more = '') =>
+  Type.Unsafe<(typeof DELIVERY_ORDERINGS)[number]>({
+    type: 'string',
+    enum: [...DELIVERY_ORDERINGS],
+    description: ORDERING_MEANING + more,
+  });
+
 const secret = (description: string) =>
   Type.String({
     description:
@@ -56,6 +68,7 @@ const ENDPOINT_PROPERTIES = {
   events: Events,
   description: Type.Union([Description, Type.Null()]),
   enabled: Type.Boolean({ description: 'Only an enabled endpoint is sent the events recorded meanwhile.' }),
+  ordering: ordering(),
   createdAt: Type.String({ format: 'date-time', description: 'When the endpoint was registered (UTC).' }),
   previousSecretExpiresAt: PreviousSecretExpiresAt,
   disabledReason: Type.Union(
@@ -83,6 +96,8 @@ export const WebhookEndpoint = Type.Object(ENDPOINT_PROPERTIES, {
   description: 'Where the service sends events; its signing secret is shown only when it is created or rotated.',
 });
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
+/** `subject` or `none`: how an endpoint's deliveries are ordered. */
+export type DeliveryOrdering = WebhookEndpoint['ordering'];
 
 export const CreatedWebhookEndpoint = Type.Object(
   {
@@ -101,6 +116,8 @@ export const NewWebhookEndpoint = Type.Object(
       events('The event types to send, each at most once; by default every type but `webhook_endpoint.disabled`.'),
     ),
     description: Type.Optional(Description),
+    // Defaulted by the route, as events is.
+    ordering: Type.Optional(ordering(` By default \`${DEFAULT_DELIVERY_ORDERING}\`.`)),
     owner: Type.Optional(
       owner("Whose endpoint it is; by default the key's own owner. Naming another owner needs the `admin` scope."),
     ),
@@ -115,6 +132,7 @@ export const WebhookEndpointChange = Type.Object(
     events: Type.Optional(Events),
     enabled: Type.Optional(Type.Boolean()),
     description: Type.Optional(Type.Union([Description, Type.Null()], { description: '`null` clears it.' })),
+    ordering: Type.Optional(ordering()),
   },
   {
     $id: 'WebhookEndpointChange',

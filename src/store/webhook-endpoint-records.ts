@@ -1,3 +1,4 @@
+import type { DeliveryOrdering } from '../domain/delivery-ordering.js';
 import type { DisabledReason } from '../domain/disabled-reason.js';
 import type { EventType } from '../domain/event-types.js';
 
@@ -10,6 +11,8 @@ export interface NewWebhookEndpointRecord {
   /** The event types sent to it; at least one, no repeats. */
   readonly events: readonly EventType[];
   readonly description: string | null;
+  /** Whether a subject's deliveries wait for its earlier ones (src/domain/delivery-ordering.ts). */
+  readonly ordering: DeliveryOrdering;
   /** Standard Webhooks' `whsec_…`: kept as it is, since the service signs with it. */
   readonly secret: string;
   readonly createdAt: Date;
@@ -64,4 +67,5 @@ export interface WebhookEndpointChange {
   readonly events?: readonly EventType[] | undefined;
   readonly enabled?: boolean | undefined;
   readonly description?: string | null | undefined;
+  readonly ordering?: DeliveryOrdering | undefined;
 }

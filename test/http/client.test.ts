@@ -313,6 +313,11 @@ eachBackend((backend) => {
       assert.equal('secret' in shown, false, 'never the secret again');
       const changed = await client.changeWebhookEndpoint(first.id, { description: 'renamed', enabled: false });
       assert.deepEqual([changed.description, changed.enabled], ['renamed', false]);
+      assert.equal(shown.ordering, 'subject');
+      const unordered = await client.createWebhookEndpoint({ url: 'https://hooks.example.com/3', ordering: 'none' });
+      assert.equal(unordered.ordering, 'none');
+      assert.equal((await client.changeWebhookEndpoint(unordered.id, { ordering: 'subject' })).ordering, 'subject');
+      assert.equal(await client.deleteWebhookEndpoint(unordered.id), undefined);
       const other = clientFor(h, { apiKey: await h.issueKey('partner', ['read', 'webhooks'], 'partner') });
       assert.deepEqual((await other.listWebhookEndpoints()).items, []);
       assert.deepEqual([(await failure(other.getWebhookEndpoint(first.id))).status], [404]);

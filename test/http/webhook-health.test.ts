@@ -71,7 +71,7 @@ function suite(backend: StoreBackend) {
     const other = await h.startInstance();
     const gone = await startReceiver(t, failingFirst(Number.POSITIVE_INFINITY, 410));
     const watcher = await startReceiver(t);
-    const { id } = await register(h, gone.url);
+    const { id } = await register(h, gone.url, { ordering: 'none' });
     const watching = await register(h, watcher.url, { events: ['webhook_endpoint.disabled'] });
     await register(h, watcher.url);
     // Both instances send: each may get a 410 before either records the disable.
@@ -81,6 +81,7 @@ function suite(backend: StoreBackend) {
     assert.deepEqual([shown.enabled, shown.disabledReason], [false, 'gone']);
     assert.ok(Date.parse(shown.disabledAt) <= Date.now(), shown.disabledAt);
     assert.deepEqual(event.data, shown, 'the event carries the endpoint as GET shows it');
+    assert.equal(event.data.ordering, 'none');
     await watcher.until((got) => got.some((r) => r.headers['webhook-id'] === event.id), 3000);
     const sent = watcher.received.filter((r) => r.headers['webhook-id'] === event.id);
     assert.deepEqual(JSON.parse(sent[0]?.body ?? ''), event, 'sent to the endpoint subscribed to it');

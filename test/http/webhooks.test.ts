@@ -12,6 +12,7 @@ const FIELDS = [
   'enabled',
   'events',
   'id',
+  'ordering',
   'owner',
   'pausedUntil',
   'previousSecretExpiresAt',
@@ -30,6 +31,7 @@ eachBackend((backend) => {
       assert.deepEqual(created.events, [...DEFAULT_SUBSCRIPTION]);
       assert.equal(created.description, null);
       assert.equal(created.enabled, true);
+      assert.equal(created.ordering, 'subject', "a subject's events in order, unless asked otherwise");
       assert.ok(Math.abs(Date.parse(created.createdAt) - Date.now()) < 60_000);
       const [, base64 = ''] = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(created.secret) ?? [];
       assert.ok(Buffer.from(base64, 'base64').length >= 24, created.secret);
@@ -43,6 +45,14 @@ eachBackend((backend) => {
       assert.deepEqual(other.events, ['order.placed']);
       assert.equal(other.description, 'orders to the warehouse');
       assert.notEqual(other.secret, created.secret, 'every endpoint has its own secret');
+
+      const { secret: _unordered, ...unordered } = await createEndpoint(h, { ordering: 'none' });
+      assert.equal(unordered.ordering, 'none');
+      assert.deepEqual((await h.call('GET', `/v1/webhooks/${unordered.id}`)).json, unordered);
+      assert.deepEqual(
+        (await h.call('GET', '/v1/webhooks')).json.map((endpoint: { ordering: string }) => endpoint.ordering),
+        ['subject', 'subject', 'none'],
+      );
     });
 
     test('a page of endpoints at a time in id order, without secrets; cursors are signed for this list', async (t) => {
@@ -87,7 +97,9 @@ eachBackend((backend) => {
         { enabled: false },
         { description: 'second' },
         { description: null },
+        { ordering: 'none' },
         { enabled: true, events: ['pet.created'] },
+        { ordering: 'subject', description: 'in order again' },
       ]) {
         const result = await patch(change);
         assert.equal(result.status, 200, result.text);
@@ -108,8 +120,13 @@ eachBackend((backend) => {
       );
       assert.match(
         expectError(await patch({}), 400, 'invalid_request'),
-        /^body must contain at least one of: url, events, enabled, description$/,
+        /^body must contain at least one of: url, events, enabled, description, ordering$/,
       );
+      assert.match(
+        expectError(await patch({ ordering: 'fifo' }), 400, 'invalid_request'),
+        /^body\.ordering must be one of: subject, none$/,
+      );
+      assert.match(expectError(await patch({ ordering: null }), 400, 'invalid_request'), /body\.ordering/);
       assert.match(expectError(await patch({ secret: 'whsec_x' }), 400, 'invalid_request'), /unknown field "secret"/);
       assert.match(expectError(await patch({ enabled: 'yes' }), 400, 'invalid_request'), /body\.enabled/);
       assert.match(
@@ -161,6 +178,9 @@ eachBackend((backend) => {
         [{ url, events: ['pet.created', 'pet.created'] }, /body\.events lists "pet\.created" more than once/],
         [{ url, events: 'pet.created' }, /body\.events must be of type array/],
         [{ url, description: 'x'.repeat(501) }, /body\.description must have at most 500 characters/],
+        [{ url, ordering: 'fifo' }, /^body\.ordering must be one of: subject, none$/],
+        [{ url, ordering: 'Subject' }, /^body\.ordering must be one of: subject, none$/],
+        [{ url, ordering: 1 }, /body\.ordering/],
         [{ url, enabled: false }, /unknown field "enabled"/],
         [{ url, id: 7 }, /body\.id must not be sent/],
       ];

@@ -11,6 +11,7 @@ const endpoint = (overrides: Partial<NewWebhookEndpointRecord> = {}): NewWebhook
   url: 'https://hooks.example.com/in',
   events: ['order.placed', 'pet.created'],
   description: null,
+  ordering: 'subject',
   secret: 'whsec_c2VjcmV0',
   createdAt: new Date('2026-01-02T03:04:05.678Z'),
   ...overrides,
@@ -32,7 +33,12 @@ eachBackend((backend) => {
       assert.deepEqual(created, { id: created.id, enabled: true, previousSecret: null, ...health, ...fields });
       assert.deepEqual(await store.webhooks.get(created.id), created);
       assert.equal(await store.webhooks.get(created.id + 1), undefined);
-      const more = [await addEndpoint(store, endpoint()), await addEndpoint(store, endpoint())];
+      const more = [await addEndpoint(store, endpoint({ ordering: 'none' })), await addEndpoint(store, endpoint())];
+      assert.deepEqual(
+        more.map((record) => record.ordering),
+        ['none', 'subject'],
+      );
+      assert.deepEqual(await store.webhooks.get(more[0]?.id ?? 0), more[0]);
       assert.deepEqual(await store.webhooks.list({ limit: 10 }), [created, ...more]);
       assert.deepEqual(await store.webhooks.list({ limit: 1, afterId: created.id }), [more[0]]);
     });
@@ -58,6 +64,11 @@ eachBackend((backend) => {
       assert.deepEqual(moved, { ...disabled, url: 'https://other.example.com/', events: ['pet.created'] });
       assert.equal((await store.webhooks.update(id, { description: undefined }))?.description, 'kept');
       assert.equal((await store.webhooks.update(id, { description: null }))?.description, null);
+      const unordered = await store.webhooks.update(id, { ordering: 'none' });
+      assert.deepEqual(unordered, { ...moved, description: null, ordering: 'none' });
+      assert.deepEqual(await store.webhooks.get(id), unordered);
+      assert.equal((await store.webhooks.update(id, { description: 'kept', ordering: undefined }))?.ordering, 'none');
+      assert.equal((await store.webhooks.update(id, { ordering: 'subject' }))?.ordering, 'subject');
       const enabled = await store.webhooks.update(id, { enabled: true });
       assert.deepEqual([enabled?.enabled, enabled?.disabledReason, enabled?.disabledAt], [true, null, null]);
       assert.equal(await store.webhooks.update(id + 1, { enabled: true }), undefined);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
+  type DeliveryOrdering,
   type ErrorBody,
   type NewOrder,
   type NewPet,
@@ -48,6 +49,10 @@ export async function typeChecks(client: PetstoreClient): Promise<void> {
   void (await client.getOrder(order.id)).createdAt;
   void orders;
   void status;
+  const endpoint = await client.createWebhookEndpoint({ url: 'https://hooks.example.com/in', ordering: 'none' });
+  const ordering: DeliveryOrdering = (await client.changeWebhookEndpoint(endpoint.id, { ordering: 'subject' }))
+    .ordering;
+  void ordering;
 
   try {
     await client.getPet(id, { signal: AbortSignal.timeout(1000) });
@@ -82,6 +87,10 @@ export async function typeChecks(client: PetstoreClient): Promise<void> {
   client.pets({ cursor: 'abc' });
   // @ts-expect-error a page of pets is not a page of orders
   const wrong: Page<Order> = await client.listPets();
+  // @ts-expect-error an ordering is subject or none
+  await client.createWebhookEndpoint({ url: 'https://hooks.example.com/in', ordering: 'fifo' });
+  // @ts-expect-error an ordering is subject or none
+  await client.changeWebhookEndpoint(1, { ordering: 'parallel' });
   // @ts-expect-error an apiKey is required
   new PetstoreClient({ baseUrl: 'http://127.0.0.1:8080' });
   void wrong;

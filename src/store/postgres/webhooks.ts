@@ -36,15 +36,16 @@ const QUERIES = {
   // Its own statement after the lock (insert): a statement's snapshot is taken before it waits, so a count in
   // the locking statement could miss an insert that committed meanwhile, and owners racing could pass the bound.
   inIdOrder: `SELECT pg_advisory_xact_lock(${lockKey('webhook-endpoint-ids')})`,
-  insert: `INSERT INTO webhook_endpoints (owner, url, events, description, enabled, secret, created_at)
-    SELECT $1::text, $2::text, $3::text, $4::text, true, $5::text, $6::timestamptz
-    WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = $1::text) < $7::bigint
+  insert: `INSERT INTO webhook_endpoints (owner, url, events, description, ordering, enabled, secret, created_at)
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, true, $6::text, $7::timestamptz
+    WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = $1::text) < $8::bigint
     RETURNING ${ENDPOINT_COLUMNS}`,
   ownerPage: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = $1 AND id > $2 ORDER BY id LIMIT $3`,
   update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
     enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
+    ordering = coalesce($6::text, ordering),
     ${enabledChange({ on: '$3::boolean', off: 'NOT $3::boolean', was: 'enabled' }, 'now()')}
-    WHERE id = $6 RETURNING ${ENDPOINT_COLUMNS}`,
+    WHERE id = $7 RETURNING ${ENDPOINT_COLUMNS}`,
   // Before an update enables a disabled endpoint (locked by the settle): what waited for it is due at once.
   resume: `UPDATE webhook_deliveries SET next_attempt_at = least(next_attempt_at, now())
     WHERE status = 'pending' AND endpoint_id = (SELECT id FROM webhook_endpoints WHERE id = $1 AND NOT enabled)`,
@@ -78,6 +79,7 @@ export class PostgresWebhookStore implements WebhookStore {
       endpoint.url,
       eventsColumn(endpoint.events),
       endpoint.description,
+      endpoint.ordering,
       endpoint.secret,
       endpoint.createdAt,
       perOwner,

@@ -1,3 +1,4 @@
+import { DEFAULT_DELIVERY_ORDERING, type DeliveryOrdering } from '../../domain/delivery-ordering.js';
 import type { DeliveryStatus } from '../../domain/delivery-status.js';
 import type { DeliveryTrigger } from '../../domain/delivery-trigger.js';
 import type { DisabledReason } from '../../domain/disabled-reason.js';
@@ -17,7 +18,7 @@ import type { Param } from './sql-params.js';
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
 export const ENDPOINT_COLUMNS =
   'id, owner, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at, ' +
-  'disabled_reason, disabled_at, paused_until';
+  'disabled_reason, disabled_at, paused_until, ordering';
 const ATTEMPT_COLUMNS =
   'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by';
 
@@ -67,7 +68,7 @@ export const eventsColumn = (events: readonly EventType[]) => events.join(',');
 
 /**
  * The parameters of both backends' one update statement: url, events, enabled (null keeps the column), then
- * whether to set description and its value (a flag of its own, since null clears it).
+ * whether to set description and its value (a flag of its own, since null clears it), then ordering (null keeps it).
  */
 export function changeValues(change: WebhookEndpointChange) {
   return [
@@ -76,6 +77,7 @@ export function changeValues(change: WebhookEndpointChange) {
     change.enabled ?? null,
     change.description !== undefined,
     change.description ?? null,
+    change.ordering ?? null,
   ] as const;
 }
 
@@ -121,6 +123,8 @@ export interface WebhookEndpointRow<D> extends SecretsRow<D> {
   disabled_at: D | null;
   /** Absent from the data of events recorded before it was shown. */
   paused_until?: D | null;
+  /** Absent from the data of events recorded before it existed: those endpoints were given the default. */
+  ordering?: DeliveryOrdering;
 }
 
 export interface DeliveryAttemptRow<D> {
@@ -157,6 +161,7 @@ function shownFromRow<D>(row: EndpointEventRow<D>, toDate: ToDate<D>) {
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at === null ? null : toDate(row.disabled_at),
     pausedUntil: row.paused_until == null ? null : toDate(row.paused_until),
+    ordering: row.ordering ?? DEFAULT_DELIVERY_ORDERING,
   };
 }
 

@@ -38,13 +38,15 @@ const bindable = (value: string | boolean | null): SqlValue => (typeof value ===
 const QUERIES = {
   // Sent only what is recorded from now on (fan-out.ts).
   // At the owner's bound it inserts nothing: one writer at a time, so the count is the one it adds to.
-  insert: `INSERT INTO webhook_endpoints (owner, url, events, description, enabled, secret, created_at, fanned_seq)
-    SELECT @owner, @url, @events, @description, 1, @secret, @createdAt, ${EVENTS_HEAD}
+  insert: `INSERT INTO webhook_endpoints
+      (owner, url, events, description, ordering, enabled, secret, created_at, fanned_seq)
+    SELECT @owner, @url, @events, @description, @ordering, 1, @secret, @createdAt, ${EVENTS_HEAD}
     WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = @owner) < @perOwner
     RETURNING ${ENDPOINT_COLUMNS}`,
   ownerPage: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = ? AND id > ? ORDER BY id LIMIT ?`,
   update: `UPDATE webhook_endpoints SET url = coalesce(@url, url), events = coalesce(@events, events),
     enabled = coalesce(@enabled, enabled), description = CASE WHEN @setDescription THEN @description ELSE description END,
+    ordering = coalesce(@ordering, ordering),
     ${enabledChange({ on: '@enabled = 1', off: '@enabled = 0', was: 'enabled = 1' }, '@now')}
     WHERE id = @id RETURNING ${ENDPOINT_COLUMNS}`,
   // Before an update enables a disabled endpoint: what waited for it is due at once.
@@ -94,6 +96,7 @@ export class SqliteWebhookStore implements WebhookStore {
       url: endpoint.url,
       events: eventsColumn(endpoint.events),
       description: endpoint.description,
+      ordering: endpoint.ordering,
       secret: endpoint.secret,
       createdAt: endpoint.createdAt.getTime(),
       perOwner,
@@ -115,14 +118,14 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
-    const [url, events, enabled, setDescription, description] = changeValues(change).map(bindable);
+    const [url, events, enabled, setDescription, description, ordering] = changeValues(change).map(bindable);
     const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
     return this.#writes.run(() => {
       const now = Date.now();
       if (subscriptionChanges) this.#fanOut.settle(id);
       if (change.enabled === true) this.#resume.run({ id, now });
-      const values = { url, events, enabled, setDescription, description, now, id } as Record<string, SqlValue>;
-      return recordOrNone(this.#update.get(values));
+      const values = { url, events, enabled, setDescription, description, ordering, now, id };
+      return recordOrNone(this.#update.get(values as Record<string, SqlValue>));
     });
   }
 
