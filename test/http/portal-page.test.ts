@@ -327,6 +327,14 @@ eachBackend((backend) => {
       await create.getByLabel('Description (optional)').fill('Main receiver <b>not markup</b>');
       await create.getByLabel('order.placed').uncheck();
       await create.getByLabel('webhook_endpoint.disabled').check();
+      // Delivery order: by subject unless the reader chooses otherwise, said in the control's own words.
+      const createOrder = create.getByRole('combobox', { name: 'Delivery order' });
+      assert.equal(await createOrder.inputValue(), 'subject');
+      assert.deepEqual(await createOrder.locator('option').allTextContents(), [
+        'One subject at a time, in order (recommended)',
+        'All at once, any order',
+      ]);
+      await createOrder.selectOption({ label: 'All at once, any order' });
       await create.getByRole('button', { name: 'Add endpoint' }).click();
       await statusSays(page, /is added/);
       const secret = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
@@ -344,7 +352,10 @@ eachBackend((backend) => {
       assert.equal(endpoint.description, 'Main receiver <b>not markup</b>');
       // The default types but order.placed, with the one not checked by default.
       assert.deepEqual([...endpoint.events].sort(), EVENT_TYPES.filter((type) => type !== 'order.placed').sort());
+      assert.equal(endpoint.ordering, 'none');
+      assert.equal(await createOrder.inputValue(), 'subject', 'the form is reset to the default');
       const card = page.locator('#list > li').filter({ hasText: endpoint.url });
+      assert.equal(await card.locator('.ordering').textContent(), 'Delivery order: All at once, any order');
       assert.equal(await card.locator('.description').textContent(), 'Main receiver <b>not markup</b>', 'as text');
       assert.equal(await card.locator('b').count(), 0);
 
@@ -365,9 +376,23 @@ eachBackend((backend) => {
       assert.equal(await page.evaluate('document.activeElement.id'), 'endpoint-title');
       assert.equal(await page.locator('#list-section').isHidden(), true);
       assert.deepEqual(await page.evaluate(UNLABELLED), []);
+      const ordering = page.locator('#endpoint-ordering');
+      assert.equal(await ordering.textContent(), 'Delivery order: All at once, any order');
+      const edit = page.locator('#edit-form');
+      const editOrder = edit.getByRole('combobox', { name: 'Delivery order' });
+      assert.equal(await editOrder.inputValue(), 'none');
+
+      // Back to one subject at a time, alone: only the ordering is sent.
+      await editOrder.selectOption({ label: 'One subject at a time, in order (recommended)' });
+      const saved = page.waitForRequest((request) => request.method() === 'PATCH');
+      await edit.getByRole('button', { name: 'Save changes' }).click();
+      assert.equal((await saved).postData(), JSON.stringify({ ordering: 'subject' }));
+      await statusSays(page, /^Saved\.$/);
+      assert.equal((await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json.ordering, 'subject');
+      assert.equal(await ordering.textContent(), 'Delivery order: One subject at a time, in order');
+      assert.equal(await editOrder.inputValue(), 'subject');
 
       // Change the URL, the events and the description (emptied: cleared).
-      const edit = page.locator('#edit-form');
       await edit.getByLabel('URL', { exact: true }).fill(`${receiver.url}/second`);
       await edit.getByLabel('Description (empty clears it)').fill('');
       await edit.getByLabel('order.placed').check();

@@ -6,6 +6,7 @@
 type DisabledReason = 'failing' | 'gone' | 'manual';
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 type DeliveryTrigger = 'event' | 'resend' | 'recover' | 'test';
+export type DeliveryOrdering = 'subject' | 'none';
 
 export interface Session {
   readonly owner: string;
@@ -19,6 +20,7 @@ export interface Endpoint {
   readonly events: readonly string[];
   readonly description: string | null;
   readonly enabled: boolean;
+  readonly ordering: DeliveryOrdering;
   readonly createdAt: string;
   readonly disabledReason: DisabledReason | null;
   readonly disabledAt: string | null;
@@ -34,6 +36,7 @@ export interface NewEndpoint {
   readonly url: string;
   readonly events: readonly string[];
   readonly description?: string;
+  readonly ordering: DeliveryOrdering;
 }
 
 /** The fields sent are changed; `description: null` clears it. */
@@ -42,6 +45,7 @@ export interface EndpointChange {
   readonly events?: readonly string[];
   readonly enabled?: boolean;
   readonly description?: string | null;
+  readonly ordering?: DeliveryOrdering;
 }
 
 export interface DeliveryAttempt {

@@ -1,4 +1,5 @@
 import type { DeliveryAttempt, Endpoint } from './api-types.js';
+import { ORDERING_WORDS } from './delivery-orderings.js';
 import { timeElement } from './dom.js';
 
 /** Words for what the service reports about an endpoint and its attempts, shared by the list and the detail. */
@@ -24,6 +25,9 @@ export function endpointState(endpoint: Endpoint, now = Date.now()): Words {
   }
   return words;
 }
+
+/** "Delivery order: One subject at a time, in order". */
+export const endpointOrdering = (endpoint: Endpoint) => `Delivery order: ${ORDERING_WORDS[endpoint.ordering]}`;
 
 const STATUS_WORDS = { succeeded: 'Succeeded', pending: 'Failed, to be retried', failed: 'Failed' } as const;
 

@@ -3,9 +3,10 @@ import type { Endpoint, EndpointChange } from './api-types.js';
 import { confirmAction } from './confirm-dialog.js';
 import { showDeliveries } from './deliveries-view.js';
 import { byId, timeElement } from './dom.js';
-import { endpointState } from './endpoint-summary.js';
+import { endpointOrdering, endpointState } from './endpoint-summary.js';
 import { addEventCheckboxes, checkEvents, checkedEvents } from './events-field.js';
 import { act, announce } from './notices.js';
+import { addOrderingOptions, chosenOrdering } from './ordering-field.js';
 import { showSecret } from './secret-panel.js';
 
 /** One endpoint: its state, its actions (enable, test, rotate, delete), its change form, recovery and log. */
@@ -13,6 +14,7 @@ import { showSecret } from './secret-panel.js';
 const section = byId('endpoint', HTMLElement);
 const title = byId('endpoint-title', HTMLHeadingElement);
 const state = byId('endpoint-state', HTMLParagraphElement);
+const ordering = byId('endpoint-ordering', HTMLParagraphElement);
 const secretPanel = byId('endpoint-secret', HTMLDivElement);
 const back = byId('endpoint-back', HTMLButtonElement);
 const toggle = byId('endpoint-toggle', HTMLButtonElement);
@@ -23,12 +25,15 @@ const editForm = byId('edit-form', HTMLFormElement);
 const editUrl = byId('edit-url', HTMLInputElement);
 const editDescription = byId('edit-description', HTMLInputElement);
 const editEvents = byId('edit-events', HTMLFieldSetElement);
+const editOrdering = byId('edit-ordering', HTMLSelectElement);
+const editOrderingHint = byId('edit-ordering-hint', HTMLParagraphElement);
 const save = byId('edit-save', HTMLButtonElement);
 const recoverForm = byId('recover-form', HTMLFormElement);
 const recoverSince = byId('recover-since', HTMLInputElement);
 const recoverSend = byId('recover-send', HTMLButtonElement);
 
 addEventCheckboxes(editEvents);
+addOrderingOptions(editOrdering, editOrderingHint);
 
 interface Listener {
   /** The endpoint was changed or deleted: the list is out of date. */
@@ -44,10 +49,12 @@ function render(endpoint: Endpoint): void {
   current = endpoint;
   title.textContent = endpoint.url;
   state.replaceChildren(...endpointState(endpoint));
+  ordering.textContent = endpointOrdering(endpoint);
   toggle.textContent = endpoint.enabled ? 'Disable endpoint' : 'Enable endpoint';
   editUrl.value = endpoint.url;
   editDescription.value = endpoint.description ?? '';
   checkEvents(editEvents, endpoint.events);
+  editOrdering.value = endpoint.ordering;
 }
 
 /** The fields of the form that differ from the endpoint: only those are sent. */
@@ -55,11 +62,13 @@ function changes(endpoint: Endpoint): EndpointChange {
   const url = editUrl.value.trim();
   const description = editDescription.value.trim();
   const events = checkedEvents(editEvents);
+  const chosen = chosenOrdering(editOrdering);
   const sameEvents = events.length === endpoint.events.length && events.every((type) => endpoint.events.includes(type));
   return {
     ...(url === endpoint.url ? {} : { url }),
     ...(description === (endpoint.description ?? '') ? {} : { description: description === '' ? null : description }),
     ...(sameEvents ? {} : { events }),
+    ...(chosen === endpoint.ordering ? {} : { ordering: chosen }),
   };
 }
 

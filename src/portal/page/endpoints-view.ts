@@ -1,11 +1,12 @@
 import { createEndpoint, getEndpoint, listDeliveries, listEndpoints } from './api.js';
 import type { Endpoint } from './api-types.js';
 import { button, byId, el, focusChild } from './dom.js';
-import { attemptOutcome, endpointState } from './endpoint-summary.js';
+import { attemptOutcome, endpointOrdering, endpointState } from './endpoint-summary.js';
 import { openEndpoint } from './endpoint-view.js';
 import { DEFAULT_EVENTS } from './event-types.js';
 import { addEventCheckboxes, checkEvents, checkedEvents } from './events-field.js';
 import { act, announce, report } from './notices.js';
+import { addOrderingOptions, chosenOrdering } from './ordering-field.js';
 import { showSecret } from './secret-panel.js';
 
 /** The owner's endpoints, a page at a time, each with its last attempt; and the form that adds one. */
@@ -23,10 +24,13 @@ const createForm = byId('create-form', HTMLFormElement);
 const createUrl = byId('create-url', HTMLInputElement);
 const createDescription = byId('create-description', HTMLInputElement);
 const createEvents = byId('create-events', HTMLFieldSetElement);
+const createOrdering = byId('create-ordering', HTMLSelectElement);
+const createOrderingHint = byId('create-ordering-hint', HTMLParagraphElement);
 const createAdd = byId('create-add', HTMLButtonElement);
 
 addEventCheckboxes(createEvents);
 checkEvents(createEvents, DEFAULT_EVENTS);
+addOrderingOptions(createOrdering, createOrderingHint);
 
 let next: string | undefined;
 
@@ -49,6 +53,7 @@ function card(endpoint: Endpoint): HTMLLIElement {
     ...(endpoint.description === null ? [] : [el('p', { className: 'description', text: endpoint.description })]),
     el('p', { className: 'state' }, endpointState(endpoint)),
     el('p', { className: 'events', text: `Events: ${endpoint.events.join(', ')}` }),
+    el('p', { className: 'ordering', text: endpointOrdering(endpoint) }),
     lastAttempt(endpoint),
     manage,
   ]);
@@ -98,6 +103,7 @@ createForm.addEventListener('submit', (event) => {
     const created = await createEndpoint({
       url: createUrl.value.trim(),
       events: checkedEvents(createEvents),
+      ordering: chosenOrdering(createOrdering),
       ...(description === '' ? {} : { description }),
     });
     createForm.reset();
