@@ -41,7 +41,10 @@ const RETRIES =
 
 const DELIVERY =
   `Sent to every enabled webhook endpoint subscribed to this type, signed per Standard Webhooks. ${RETRIES} ` +
-  'At least once, normally exactly once; order across events is not guaranteed: order by the feed.';
+  'At least once, normally exactly once. With the endpoint\'s `ordering: "subject"` (the default), the events ' +
+  'of one `subject` arrive one at a time, in the order they happened: each is sent once the one before it ' +
+  'succeeded, failed for good or expired; other subjects go on meanwhile. Resends, recoveries and endpoints ' +
+  'with `ordering: "none"` are not ordered: keep the last event id applied per subject.';
 
 const TEST_DELIVERY =
   'Sent to the one endpoint named by `POST /v1/webhooks/{webhookId}/test`, whatever its subscription, signed ' +

@@ -37,5 +37,6 @@ export function toDeliveryAttempt(record: DeliveryAttemptRecord, endpointEnabled
     ...(record.error === null ? {} : { error: record.error }),
     attemptedAt: record.attemptedAt.toISOString(),
     ...(due ? { nextAttemptAt: record.nextAttemptAt?.toISOString() } : {}),
+    ...(record.waitingFor === null ? {} : { waitingFor: eventId(record.waitingFor) }),
   };
 }

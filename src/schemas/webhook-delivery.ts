@@ -54,7 +54,9 @@ export const DeliveryAttempt = Type.Object(
     error: Type.Optional(Type.String({ description: 'Why the attempt failed, when it did.' })),
     attemptedAt: Type.String({
       format: 'date-time',
-      description: 'When the attempt started (UTC); for a delivery that expired, when it did.',
+      description:
+        'When the attempt started (UTC); for a delivery that expired, when it did; for one waiting for an ' +
+        'earlier event (`waitingFor`), when its own event was recorded.',
     }),
     nextAttemptAt: Type.Optional(
       Type.String({
@@ -62,6 +64,14 @@ export const DeliveryAttempt = Type.Object(
         description:
           'When the retry is due, for `pending`; left out while the endpoint is disabled, since nothing is due ' +
           'until it is enabled (what waited is then sent at once).',
+      }),
+    ),
+    waitingFor: Type.Optional(
+      Type.String({
+        description:
+          'Set on the entry of a delivery held back by the endpoint\'s `ordering: "subject"`: the id of the ' +
+          'earlier event of the same subject that must succeed, fail for good or expire first. No attempt was ' +
+          "made yet; the delivery's first attempt gets an entry of its own once that event is done.",
       }),
     ),
   },

@@ -254,6 +254,11 @@ export interface DeliveryAttemptRecord {
   readonly nextAttemptAt: Date | null;
   /** Why its delivery was sent. */
   readonly trigger: DeliveryTrigger;
+  /**
+   * Set on the entry of a delivery queued behind an earlier event of its subject, which it waits for (no
+   * attempt was made yet): that event's seq.
+   */
+  readonly waitingFor: number | null;
 }
 
 /** A page of the deliveries log, newest first, optionally only the attempts of one status, or of one event. */

@@ -25,12 +25,16 @@ describe('delivery plans [sqlite]', () => {
   db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${2 * BACKLOG})
     INSERT INTO events (type, at, data) SELECT 'pet.created', i, '${PET}' FROM n`);
   // Queued as fan-out queues them: to the enabled endpoint, which is then fanned out to the newest event.
-  db.exec(`INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
-    SELECT seq, 1, 'pending', at FROM events;
+  db.exec(`INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, subject)
+    SELECT seq, 1, 'pending', at, 'pet/' || seq FROM events;
     UPDATE webhook_endpoints SET fanned_seq = ${2 * BACKLOG} WHERE id = 1`);
   db.exec(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE event_seq <= ${BACKLOG}`);
   const plan = (sql: string) =>
-    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ endpoint: 1, now: 3 * BACKLOG, limit: 16 }) as { detail: string }[])
+    (
+      db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ endpoint: 1, now: 3 * BACKLOG, limit: 16, ordered: 1 }) as {
+        detail: string;
+      }[]
+    )
       .map((row) => row.detail)
       .join(' | ');
 
@@ -40,7 +44,14 @@ describe('delivery plans [sqlite]', () => {
     assert.doesNotMatch(due, /SCAN|TEMP B-TREE/, due);
     const claimed = plan(SQLITE_QUERIES.claimed.replaceAll('?', "'[1]'"));
     assert.doesNotMatch(claimed, /SCAN (d|e|w)\b/, claimed);
-    const rows = db.prepare(SQLITE_QUERIES.due).all({ endpoint: 1, now: 3 * BACKLOG, limit: 16 }) as { id: number }[];
+    // Each delivery's subject is looked up once, through its index: is an earlier one of it pending?
+    assert.match(
+      due,
+      /SEARCH b USING COVERING INDEX webhook_deliveries_subject \(endpoint_id=\? AND subject=\? AND event_seq<\?\)/,
+      due,
+    );
+    const query = { endpoint: 1, now: 3 * BACKLOG, limit: 16, ordered: 1 };
+    const rows = db.prepare(SQLITE_QUERIES.due).all(query) as { id: number }[];
     assert.equal(rows.length, 16);
     assert.equal(rows[0]?.id, BACKLOG + 1, "the endpoint's oldest due pending delivery first");
     // Of a paused endpoint only its untried test sends: none here, found without reading the backlog.
@@ -125,8 +136,8 @@ describe('delivery plans [postgres]', { skip }, () => {
       2 * BACKLOG,
     ]);
     // Queued as fan-out queues them: to the enabled endpoint, which is then fanned out to the newest event.
-    await client.query(`INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
-      SELECT seq, 1, 'pending', at FROM events;
+    await client.query(`INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, subject)
+      SELECT seq, 1, 'pending', at, 'pet/' || seq FROM events;
       UPDATE webhook_endpoints SET (fanned_tx, fanned_seq) = (SELECT tx, seq FROM events ORDER BY tx DESC, seq DESC LIMIT 1)
       WHERE id = 1`);
     await client.query(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE event_seq <= $1`, [BACKLOG]);
@@ -164,13 +175,18 @@ describe('delivery plans [postgres]', { skip }, () => {
     return reads;
   }
 
-  /** A claim's reads of deliveries: through the due index, through the test sends' one, and the others. */
+  /**
+   * A claim's reads of deliveries: through the due index, through the test sends' one, through the subject
+   * index (is an earlier event of the subject pending?), and the others.
+   */
   function byIndex(reads: PlanNode[]) {
     const named = (name: string) => reads.filter((node) => node['Index Name'] === name);
     const due = named('webhook_deliveries_due');
     assert.equal(due.length, 1, reads.map(describeNode).join('\n'));
     const tests = named('webhook_deliveries_first_test');
-    return { due: due[0], tests, others: reads.filter((node) => !due.includes(node) && !tests.includes(node)) };
+    const subject = named('webhook_deliveries_subject');
+    const known = [...due, ...tests, ...subject];
+    return { due: due[0], tests, subject, others: reads.filter((node) => !known.includes(node)) };
   }
 
   test('a claim reads what it takes through webhook_deliveries_due, with statistics or without, custom or generic', async (t) => {
@@ -180,8 +196,13 @@ describe('delivery plans [postgres]', { skip }, () => {
       for (const mode of ['force_custom_plan', 'force_generic_plan']) {
         await client.query(`SET plan_cache_mode = ${mode}`);
         const plan = await analyze(POSTGRES_QUERIES.claim, claimValues({}));
-        const { due, tests, others } = byIndex(readsOfDeliveries(plan));
+        const { due, tests, subject, others } = byIndex(readsOfDeliveries(plan));
         assert.equal(due?.['Actual Rows'], 16, `${mode}, analyzed ${analyzed}: ${describeNode(due as PlanNode)}`);
+        assert.deepEqual(
+          subject.map((node) => [node['Actual Loops'], node['Actual Rows']]),
+          [[16, 0]],
+          `one probe of the subject index per delivery taken: ${subject.map(describeNode).join('\n')}`,
+        );
         assert.ok(
           tests.every((node) => node['Actual Loops'] === 0),
           'no endpoint is paused: no test sends are looked for',

@@ -17,7 +17,7 @@ import { type PostgresFanOut, UNQUEUED } from './fan-out.js';
 import type { Database } from './postgres-db.js';
 import type { StatementBatch } from './statement-batch.js';
 
-const DUE = dueOfEndpoint({ endpoint: 's.id', now: '$1', limit: 's.free' });
+const DUE = dueOfEndpoint({ endpoint: 's.id', now: '$1', limit: 's.free', ordered: 's.ordered' });
 const FIRST_TESTS = firstTestsOfEndpoint({ endpoint: 's.id', now: '$1', limit: 's.free' });
 
 /**
@@ -43,7 +43,7 @@ export const DELIVERY_QUERIES = {
   claim: `WITH slots AS (
       SELECT w.id, least($5::int, coalesce(($3::jsonb ->> w.id::text)::int,
         CASE WHEN w.owner = ANY ($7::text[]) THEN 0 ELSE $4::int END)) AS free,
-        coalesce(w.paused_until > $1, false) AS paused
+        coalesce(w.paused_until > $1, false) AS paused, w.ordering = 'subject' AS ordered
       FROM webhook_endpoints w WHERE w.enabled
       ORDER BY w.id <= $6::bigint, w.id
     ),

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import type { UnqueuedSql } from '../shared/delivery-rows.js';
+import { earlierOfSubject, type UnqueuedSql } from '../shared/delivery-rows.js';
 import { QUEUE_PER_STEP, READ_PER_QUEUED } from '../shared/fan-out-reach.js';
 import { ENDED } from './events.js';
 import type { Database } from './postgres-db.js';
@@ -21,7 +21,7 @@ const REACH = `(CASE WHEN w.enabled THEN pg_snapshot_xmin(pg_current_snapshot())
   CASE WHEN w.enabled THEN -1 ELSE w.owed_seq END)`;
 
 /** Events fan-out owes the endpoint `w` that the feed shows already (their transactions ended). */
-const AFTER_POSITION = `SELECT e.tx, e.seq, e.type, e.owner, e.at FROM events e
+const AFTER_POSITION = `SELECT e.tx, e.seq, e.type, e.owner, e.at, e.subject FROM events e
   WHERE (e.tx, e.seq) > (w.fanned_tx, w.fanned_seq) AND (e.tx, e.seq) <= ${REACH} ORDER BY e.tx, e.seq`;
 
 /**
@@ -35,17 +35,37 @@ export const UNQUEUED: UnqueuedSql = {
     ORDER BY e.tx, e.seq LIMIT 1`,
 };
 
-const ENDPOINT = `SELECT w.id, w.owner, w.events, w.enabled, w.fanned_tx, w.fanned_seq, w.owed_tx, w.owed_seq
+const ENDPOINT = `SELECT w.id, w.owner, w.events, w.enabled, w.fanned_tx, w.fanned_seq, w.owed_tx, w.owed_seq,
+    w.ordering
   FROM webhook_endpoints w`;
 
 /**
  * The deliveries of the events in `span` to endpoints subscribed to their type (ON CONFLICT: after
- * migration 5, events the trigger fanned out may be looked at again; see there).
+ * migration 5, events the trigger fanned out may be looked at again; see there); and the log entry of each
+ * that waits for an earlier event of its subject (its endpoint orders by subject): pending, naming the
+ * newest of those events, at its own event's time. The earlier ones queued by this same statement are not
+ * in the table for it yet, so it looks among them too.
  */
 const QUEUE = `queued AS (
-      INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
-      SELECT seq, id, 'pending', at FROM span WHERE subscribed
+      INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, subject)
+      SELECT seq, id, 'pending', at, subject FROM span WHERE subscribed
       ON CONFLICT (event_seq, endpoint_id) DO NOTHING
+      RETURNING id, endpoint_id, event_seq, subject
+    ),
+    waiting AS (
+      INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, attempted_at,
+        triggered_by, waiting_for)
+      SELECT q.id, q.endpoint_id, q.event_seq, s.type, 1, 'pending', s.at, 'event', b.seq
+      FROM queued q
+      JOIN locked w ON w.id = q.endpoint_id AND w.ordering = 'subject'
+      JOIN span s ON s.id = q.endpoint_id AND s.seq = q.event_seq
+      CROSS JOIN LATERAL (SELECT max(x.event_seq) AS seq FROM (
+        (${earlierOfSubject('q')})
+        UNION ALL
+        SELECT o.event_seq FROM queued o
+        WHERE o.endpoint_id = q.endpoint_id AND o.subject = q.subject AND o.event_seq < q.event_seq
+      ) x) b
+      WHERE q.subject IS NOT NULL AND b.seq IS NOT NULL
     )`;
 
 /** The statements, exported so a test can check their plans. */
@@ -64,8 +84,8 @@ export const FAN_OUT_QUERIES = {
       ${ENDPOINT} WHERE ${REACHED} AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED
     ),
     span AS (
-      SELECT w.id, e.tx, e.seq, e.at, e.subscribed FROM locked w CROSS JOIN LATERAL (
-        SELECT e.tx, e.seq, e.at, ${SUBSCRIBED} AS subscribed,
+      SELECT w.id, e.tx, e.seq, e.type, e.at, e.subject, e.subscribed FROM locked w CROSS JOIN LATERAL (
+        SELECT e.tx, e.seq, e.type, e.at, e.subject, ${SUBSCRIBED} AS subscribed,
           count(*) FILTER (WHERE ${SUBSCRIBED}) OVER (ORDER BY e.tx, e.seq) AS subscribed_through
         FROM (${AFTER_POSITION} LIMIT (SELECT events FROM reach) * ${READ_PER_QUEUED}) e
       ) e WHERE e.subscribed_through <= (SELECT events FROM reach)
@@ -81,7 +101,7 @@ export const FAN_OUT_QUERIES = {
    */
   settle: `WITH locked AS (${ENDPOINT} WHERE w.id = $1 FOR UPDATE OF w),
     span AS (
-      SELECT w.id, e.seq, e.at, ${SUBSCRIBED} AS subscribed
+      SELECT w.id, e.seq, e.type, e.at, e.subject, ${SUBSCRIBED} AS subscribed
       FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION}) e WHERE ${REACHED}
     ),
     ${QUEUE},

@@ -8,17 +8,33 @@ export interface DueSql {
   readonly endpoint: string;
   readonly now: string;
   readonly limit: string;
+  /** True when the endpoint's deliveries are ordered by subject (its `ordering` is 'subject'). */
+  readonly ordered: string;
 }
 
 /**
+ * The event seqs of the deliveries that the delivery `d` waits for when its endpoint orders by subject
+ * (docs/decisions/events-in-order.md): the earlier events of its subject still pending to the same endpoint,
+ * in flight or waiting for a retry. Only deliveries of recorded events wait and are waited for: a resend, a
+ * recovery or a test send goes when asked, and holds nothing back. Read through webhook_deliveries_subject.
+ */
+export const earlierOfSubject = (d: string) => `SELECT b.event_seq FROM webhook_deliveries b
+  WHERE b.endpoint_id = ${d}.endpoint_id AND b.subject = ${d}.subject AND b.status = 'pending'
+    AND b.triggered_by = 'event' AND b.event_seq < ${d}.event_seq`;
+
+/**
  * One endpoint's deliveries a claim may take, oldest due first: pending, due, unclaimed (or their claim ran
- * out). Walks webhook_deliveries_due from the endpoint's oldest due, so it reads what it returns plus the
- * endpoint's deliveries claimed right now (in flight: a few), never its whole backlog.
+ * out), and, when the endpoint orders by subject, first of their subject still pending (earlierOfSubject).
+ * Walks webhook_deliveries_due from the endpoint's oldest due, so it reads what it returns plus the
+ * endpoint's deliveries claimed right now (in flight: a few) and those waiting behind an earlier event of
+ * their subject, never the rest of its backlog.
  */
 export function dueOfEndpoint(sql: DueSql): string {
   return `SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
     WHERE d.endpoint_id = ${sql.endpoint} AND d.status = 'pending' AND d.next_attempt_at <= ${sql.now}
       AND (d.claimed_until IS NULL OR d.claimed_until < ${sql.now})
+      AND (d.subject IS NULL OR d.triggered_by <> 'event' OR NOT ${sql.ordered}
+        OR NOT EXISTS (${earlierOfSubject('d')}))
     ORDER BY d.next_attempt_at, d.id LIMIT ${sql.limit}`;
 }
 
@@ -27,7 +43,7 @@ export function dueOfEndpoint(sql: DueSql): string {
  * paused by a Retry-After (a test send checks the endpoint now; a retry of it waits like the others), read
  * through the partial index webhook_deliveries_first_test, not through the backlog the pause holds.
  */
-export function firstTestsOfEndpoint(sql: DueSql): string {
+export function firstTestsOfEndpoint(sql: Omit<DueSql, 'ordered'>): string {
   return `SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
     WHERE d.endpoint_id = ${sql.endpoint} AND d.status = 'pending' AND d.triggered_by = 'test' AND d.attempts = 0
       AND (d.claimed_until IS NULL OR d.claimed_until < ${sql.now})

@@ -20,7 +20,8 @@ export const ENDPOINT_COLUMNS =
   'id, owner, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at, ' +
   'disabled_reason, disabled_at, paused_until, ordering';
 const ATTEMPT_COLUMNS =
-  'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by';
+  'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by, ' +
+  'waiting_for';
 
 /** The deliveries log's filters, and the columns each compares. */
 const ATTEMPT_FILTERS = { all: [], status: ['status'], event: ['event_seq'], both: ['status', 'event_seq'] } as const;
@@ -138,6 +139,7 @@ export interface DeliveryAttemptRow<D> {
   attempted_at: D;
   next_attempt_at: D | null;
   triggered_by: DeliveryTrigger;
+  waiting_for: number | null;
 }
 
 /** An endpoint's row as an event about it keeps it (the events table's `data`): every column but the secrets. */
@@ -194,5 +196,6 @@ export function attemptFromRow<D>(row: DeliveryAttemptRow<D>, toDate: ToDate<D>)
     attemptedAt: toDate(row.attempted_at),
     nextAttemptAt: row.next_attempt_at === null ? null : toDate(row.next_attempt_at),
     trigger: row.triggered_by,
+    waitingFor: row.waiting_for,
   };
 }

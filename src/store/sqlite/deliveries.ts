@@ -19,9 +19,9 @@ import type { GroupCommit } from './group-commit.js';
 /** The statements, exported so a test can check their plans. */
 export const DELIVERY_QUERIES = {
   // Of an endpoint paused by a Retry-After until after now, only untried test sends are taken (firstTests).
-  enabled:
-    'SELECT id, owner, coalesce(paused_until > ?, 0) AS paused FROM webhook_endpoints WHERE enabled = 1 ORDER BY id',
-  due: dueOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit' }),
+  enabled: `SELECT id, owner, coalesce(paused_until > ?, 0) AS paused, ordering = 'subject' AS ordered
+    FROM webhook_endpoints WHERE enabled = 1 ORDER BY id`,
+  due: dueOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit', ordered: '@ordered' }),
   firstTests: firstTestsOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit' }),
   claim: 'UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?))',
   claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.owner, w.url, w.secret,
@@ -60,6 +60,8 @@ interface EnabledRow {
   owner: string;
   /** 1 while a Retry-After holds it. */
   paused: number;
+  /** 1 when it orders its deliveries by subject. */
+  ordered: number;
 }
 
 /**
@@ -70,7 +72,7 @@ interface EnabledRow {
  */
 export class SqliteDeliveryStore implements DeliveryStore {
   readonly #enabled: Database.Statement<[number], EnabledRow>;
-  readonly #due: Database.Statement<[{ endpoint: number; now: number; limit: number }], DueRow>;
+  readonly #due: Database.Statement<[{ endpoint: number; now: number; limit: number; ordered: number }], DueRow>;
   readonly #firstTests: Database.Statement<[{ endpoint: number; now: number; limit: number }], DueRow>;
   readonly #claim: Database.Statement<[number, string]>;
   readonly #claimed: Database.Statement<[string], DueDeliveryRow<number>>;
@@ -113,11 +115,19 @@ export class SqliteDeliveryStore implements DeliveryStore {
     const ids: number[] = [];
     let last = this.#last;
     for (let i = 0; i < endpoints.length && ids.length < want; i++) {
-      const { id: endpoint, owner, paused } = endpoints[(Math.max(0, start) + i) % endpoints.length] as EnabledRow;
+      const {
+        id: endpoint,
+        owner,
+        paused,
+        ordered,
+      } = endpoints[(Math.max(0, start) + i) % endpoints.length] as EnabledRow;
       const otherwise = query.fullOwners.includes(owner) ? 0 : query.freeOtherwise;
       const limit = Math.min(want - ids.length, query.free.get(endpoint) ?? otherwise);
       if (limit <= 0) continue;
-      for (const row of (paused ? this.#firstTests : this.#due).all({ endpoint, now, limit })) ids.push(row.id);
+      const rows = paused
+        ? this.#firstTests.all({ endpoint, now, limit })
+        : this.#due.all({ endpoint, now, limit, ordered });
+      for (const row of rows) ids.push(row.id);
       last = endpoint;
     }
     return { ids, last };

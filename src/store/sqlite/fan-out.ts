@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { UnqueuedSql } from '../shared/delivery-rows.js';
+import { earlierOfSubject, type UnqueuedSql } from '../shared/delivery-rows.js';
 import { READ_PER_QUEUED } from '../shared/fan-out-reach.js';
 import { SUBSCRIBED } from './subscribed.js';
 
@@ -49,13 +49,29 @@ export const FAN_OUT_QUERIES = {
    * at most @span of them (@endpoint: one). CROSS JOIN keeps the endpoints outside: each reads its events
    * by seq.
    */
-  queue: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at)
-    SELECT e.seq, w.id, 'pending', e.at FROM webhook_endpoints w
+  queue: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, subject)
+    SELECT e.seq, w.id, 'pending', e.at, e.subject FROM webhook_endpoints w
     CROSS JOIN events e ON e.seq > w.fanned_seq AND e.seq <= min(${THROUGH}, ${REACH})
     WHERE ${REACHED} AND (@endpoint IS NULL OR w.id = @endpoint) AND ${SUBSCRIBED}`,
   advance: `UPDATE webhook_endpoints AS w SET fanned_seq = min(${THROUGH}, ${REACH})
     WHERE ${REACHED} AND w.fanned_seq < ${REACH}`,
   toNewest: `UPDATE webhook_endpoints SET fanned_seq = ${EVENTS_HEAD}, owed_seq = NULL WHERE id = ?`,
+  /** The newest delivery's id: those queued after it are the ones a queue statement adds. */
+  newest: 'SELECT coalesce(max(id), 0) AS id FROM webhook_deliveries',
+  /**
+   * The log entry of each delivery queued after @after that waits for an earlier event of its subject (its
+   * endpoint orders by subject): pending, naming the newest of those events, at its own event's time.
+   */
+  waiting: `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, attempted_at,
+      triggered_by, waiting_for)
+    SELECT q.id, q.endpoint_id, q.event_seq, q.type, 1, 'pending', q.at, 'event', q.waiting_for FROM (
+      SELECT d.id, d.endpoint_id, d.event_seq, e.type, e.at,
+        (${earlierOfSubject('d')} ORDER BY b.event_seq DESC LIMIT 1) AS waiting_for
+      FROM webhook_deliveries d
+      JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.ordering = 'subject'
+      JOIN events e ON e.seq = d.event_seq
+      WHERE d.id > @after AND d.subject IS NOT NULL
+    ) q WHERE q.waiting_for IS NOT NULL`,
 };
 
 /**
@@ -73,10 +89,14 @@ export class SqliteFanOut {
   readonly #queue: Database.Statement<[{ endpoint: number | null; span: number | null }]>;
   readonly #advance: Database.Statement<[{ span: number }]>;
   readonly #toNewest: Database.Statement<[number]>;
+  readonly #newest: Database.Statement<[], { id: number }>;
+  readonly #waiting: Database.Statement<[{ after: number }]>;
 
   constructor(db: Database.Database) {
     this.#behind = db.prepare(FAN_OUT_QUERIES.behind);
     this.#queue = db.prepare(FAN_OUT_QUERIES.queue);
+    this.#newest = db.prepare(FAN_OUT_QUERIES.newest);
+    this.#waiting = db.prepare(FAN_OUT_QUERIES.waiting);
     this.#advance = db.prepare(FAN_OUT_QUERIES.advance);
     this.#toNewest = db.prepare(FAN_OUT_QUERIES.toNewest);
   }
@@ -88,7 +108,7 @@ export class SqliteFanOut {
 
   /** Fans every endpoint owed events out to at most `span` more events of its types (1 or more). */
   step(span: number): void {
-    this.#queue.run({ endpoint: null, span });
+    this.#queueAndLog({ endpoint: null, span });
     this.#advance.run({ span });
   }
 
@@ -98,7 +118,13 @@ export class SqliteFanOut {
    * nothing recorded while it was disabled, or of a type it was not subscribed to, is sent under the new one.
    */
   settle(endpoint: number): void {
-    this.#queue.run({ endpoint, span: null });
+    this.#queueAndLog({ endpoint, span: null });
     this.#toNewest.run(endpoint);
+  }
+
+  /** Queues deliveries, and logs those that wait for an earlier event of their subject. */
+  #queueAndLog(params: { endpoint: number | null; span: number | null }): void {
+    const after = (this.#newest.get() as { id: number }).id;
+    if (this.#queue.run(params).changes > 0) this.#waiting.run({ after });
   }
 }
