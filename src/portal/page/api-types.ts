@@ -58,6 +58,7 @@ export interface DeliveryAttempt {
   readonly error?: string;
   readonly attemptedAt: string;
   readonly nextAttemptAt?: string;
+  readonly waitingFor?: string;
 }
 
 export interface DeliveryFilter {

@@ -1,6 +1,6 @@
 import type { DeliveryAttempt, Endpoint } from './api-types.js';
 import { ORDERING_WORDS } from './delivery-orderings.js';
-import { timeElement } from './dom.js';
+import { el, timeElement } from './dom.js';
 
 /** Words for what the service reports about an endpoint and its attempts, shared by the list and the detail. */
 
@@ -38,8 +38,19 @@ export const TRIGGER_WORDS = {
   test: 'a test send',
 } as const;
 
-/** "Succeeded (answered 204) at …", "Failed (answered 500: …) at …": how an attempt ended, and when. */
+/**
+ * "Succeeded (answered 204) at …", "Failed (answered 500: …) at …": how an attempt ended, and when; or, for a
+ * delivery held back by its endpoint's ordering, which earlier event it waits for.
+ */
 export function attemptOutcome(attempt: DeliveryAttempt): Words {
+  if (attempt.waitingFor !== undefined) {
+    return [
+      'Waiting for the earlier event ',
+      el('code', { text: attempt.waitingFor }),
+      ' of the same subject, since ',
+      timeElement(attempt.attemptedAt),
+    ];
+  }
   // A failure's error says it all, the answer's status included; a success has only its status.
   const detail =
     attempt.error ?? (attempt.responseStatus === undefined ? undefined : `answered ${attempt.responseStatus}`);
