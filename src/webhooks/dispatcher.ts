@@ -240,7 +240,10 @@ export class Dispatcher {
         this.#attempts.delete(attempt);
         clearTimeout(slow);
         release(false);
-        idle();
+        // Recorded: the next event of its subject may go now (ordering per subject), so a slow attempt,
+        // which no longer counts as busy, wakes the dispatcher too.
+        if (busy) idle();
+        else this.wake();
       });
     this.#attempts.add(attempt);
   }
