@@ -309,5 +309,56 @@ eachBackend((backend) => {
       await store.webhooks.update(id, { enabled: true });
       assert.equal((await store.deliveries.claim(claimQuery(later()))).length, 3);
     });
+
+    test("ordered by subject: a claim takes a subject's first pending event, till it is done for good", async (t) => {
+      const fixture = await backend.create();
+      t.after(() => fixture.dispose());
+      const { store } = fixture;
+      const ordered = await endpoint(store, 'https://a.example.com/');
+      const unordered = await endpoint(store, 'https://b.example.com/');
+      await fixture.sql(`UPDATE webhook_endpoints SET ordering = 'none' WHERE id = ${unordered.id}`);
+      const rex = await store.pets.create({ name: 'rex', categoryId: 1, status: 'available' });
+      await store.pets.update(rex.id, { name: 'rex 2' }, undefined);
+      await store.pets.update(rex.id, { name: 'rex 3' }, undefined);
+      await pets(store, 1);
+      const seqsOf = (claimed: DueDelivery[], id: number) =>
+        claimed.filter((d) => d.endpoint.id === id).map((d) => d.event.seq);
+
+      const first = await store.deliveries.claim(claimQuery(later()));
+      const [created, , , other] = seqsOf(first, unordered.id);
+      assert.equal(seqsOf(first, unordered.id).length, 4, 'unordered: every event at once');
+      assert.deepEqual(seqsOf(first, ordered.id), [created, other], "ordered: each subject's first");
+      const log = await store.webhooks.attempts(ordered.id, { limit: 10 });
+      assert.deepEqual(
+        log.map((entry) => [entry.eventSeq, entry.status, entry.waitingFor]),
+        [
+          [(created as number) + 2, 'pending', (created as number) + 1],
+          [(created as number) + 1, 'pending', created],
+        ],
+        'each waiting one logged once, naming the one before it',
+      );
+      assert.deepEqual(await store.deliveries.claim(claimQuery(later())), [], 'nothing more while the first is out');
+
+      // The first fails and will be retried: the next still waits; resending a waiting one adds nothing.
+      const delivery = first.find((d) => d.endpoint.id === ordered.id && d.event.seq === created) as DueDelivery;
+      for (const done of first.filter((d) => d !== delivery)) await store.deliveries.finish(outcome(done));
+      await store.deliveries.finish(outcome(delivery, { status: 'pending', nextAttemptAt: later(60_000) }));
+      const third = (created as number) + 2;
+      assert.deepEqual(
+        await store.redeliveries.resend({ endpointId: ordered.id, eventSeq: third, now: later() }),
+        { outcome: 'pending', enabled: true },
+        'pending already (waiting): nothing added',
+      );
+      assert.deepEqual(await store.deliveries.claim(claimQuery(later())), [], 'the retry is not due yet');
+
+      // Failed for good: the second goes, then the third.
+      const retried = await store.deliveries.claim(claimQuery(later(61_000)));
+      assert.deepEqual(seqsOf(retried, ordered.id), [created]);
+      await store.deliveries.finish(outcome(retried[0] as DueDelivery, { status: 'failed' }));
+      const second = await store.deliveries.claim(claimQuery(later(61_000)));
+      assert.deepEqual(seqsOf(second, ordered.id), [(created as number) + 1]);
+      await store.deliveries.finish(outcome(second[0] as DueDelivery));
+      assert.deepEqual(seqsOf(await store.deliveries.claim(claimQuery(later(61_000))), ordered.id), [third]);
+    });
   });
 });
