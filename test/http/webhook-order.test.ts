@@ -161,5 +161,32 @@ eachBackend((backend) => {
       const firstUpdate = receiver.received.find((request) => delivered(request).id === updated) as Received;
       assert.ok(firstUpdate.at >= Date.parse(createdFailed.attemptedAt), 'and the update was sent after it');
     });
+
+    test('an endpoint with ordering "none" gets a pet\'s next event while the first still hangs', async (t) => {
+      const h = await startHarness(t, backend, {
+        webhooks: { allowPrivateUrls: true },
+        webhookDelivery: { timeoutMs: 30_000, retrySchedule: [60_000] },
+      });
+      let hanging: number | undefined;
+      const receiver = await startReceiver(t, (_n, request) => {
+        const event = delivered(request);
+        return event.type === 'pet.created' && event.data.id === hanging ? 'hang' : { status: 204 };
+      });
+      const { id: endpoint } = await createEndpoint(h, { url: receiver.url, ordering: 'none' });
+      // Answered at once first, so the endpoint has earned more than its first slot (learned-endpoint-slots.md).
+      await h.createPets(20);
+      await receiver.until((got) => got.length === 20, 10_000);
+      hanging = 21;
+      const [pet] = await h.createPets(1);
+      assert.equal(pet.id, hanging);
+      await receiver.until((got) => got.length === 21, 5000);
+      assert.equal((await h.call('PATCH', `/v1/pets/${pet.id}`, { body: { name: 'renamed' } })).status, 200);
+      await receiver.until((got) => got.some((request) => delivered(request).type === 'pet.updated'), 10_000);
+      const log = await deliveryLog(h, endpoint);
+      assert.ok(
+        log.every((entry) => entry.waitingFor === undefined),
+        'nothing waits',
+      );
+    });
   });
 });
