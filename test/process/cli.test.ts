@@ -7,6 +7,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { type CliResult, runCli } from '../../dev/petstore-cli.js';
 import { formatFailure } from '../../src/commands/failure-message.js';
+import { REQUEST_DRAIN_MS } from '../../src/server/graceful-close.js';
 import { expectError, request } from '../helpers/harness.js';
 import { bodyOf, openConnection } from '../helpers/keep-alive.js';
 import { cliEnv, firstKey, KEY_PATTERN, startServe } from '../helpers/process.js';
@@ -467,6 +468,46 @@ describe('petstore CLI (node dist/cli.js)', () => {
       assert.equal(JSON.parse(result.text).name, NEW_PET.name);
       assert.ok(response !== undefined);
       assert.deepEqual(await server.exit, { code: 0, signal: null });
+    });
+
+    test('a request stalled mid-body at SIGTERM is cut off: the stop still ends with "stopped", exit 0', async (t) => {
+      const { server, key } = await startWithKey(t);
+      const connection = await openConnection(Number(new URL(server.url).port));
+      const body = JSON.stringify(NEW_PET);
+      // The 100 Continue says the server has the request, so the signal finds it in flight.
+      const continued = new Promise<void>((resolve) => {
+        connection.socket.on('data', (chunk: Buffer) => {
+          if (chunk.toString('latin1').startsWith('HTTP/1.1 100 ')) resolve();
+        });
+      });
+      connection.socket.write(
+        `POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      await continued;
+      // Part of the body, and then nothing: the client stalls.
+      connection.socket.write(body.slice(0, 5));
+      const termAt = Date.now();
+      server.child.kill('SIGTERM');
+      const exit = await server.exit;
+      const took = Date.now() - termAt;
+      t.diagnostic(`the process ended ${took} ms after SIGTERM`);
+      assert.deepEqual(exit, { code: 0, signal: null }, server.stdout() + server.stderr());
+      const lines = server
+        .stdout()
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      assert.deepEqual([lines.at(-1).msg, lines.at(-1).signal], ['stopped', 'SIGTERM']);
+      const cut = lines.filter((line) => line.msg === 'stop cut off requests still in flight');
+      assert.deepEqual(
+        cut.map((line) => [line.level, line.requests]),
+        [[40, 1]],
+        'a warning says how many it cut off',
+      );
+      await connection.closed;
+      // It used to take the whole 10 s bound and exit 1; a ceiling a busy machine meets.
+      assert.ok(took < REQUEST_DRAIN_MS + 3000, `the stop took ${took} ms`);
     });
 
     test('requests on idle keep-alive connections right after SIGTERM get 503 and Connection: close', async (t) => {
