@@ -33,9 +33,17 @@ export async function serveUntilSignalled(starting: Promise<RunningServer>): Pro
         // A worker's last lines leave for its primary before the channel they go through is let go.
         // (Fastify's logger is pino's, which flushes its destination.)
         await new Promise<void>((resolve) => (server.app.log as Logger).flush(() => resolve()));
-        process.exitCode = 0;
-        // A cluster worker's IPC channel would keep it alive; with the server closed, let it go.
-        cluster.worker?.disconnect();
+        // A cluster worker's IPC channel goes first, so its primary sees a worker that meant to exit.
+        const worker = cluster.worker;
+        if (worker?.isConnected() === true) {
+          await new Promise<void>((resolve) => {
+            worker.once('disconnect', resolve);
+            worker.disconnect();
+          });
+        }
+        // Now, not once the event loop has emptied (it has, within milliseconds): a natural exit first frees
+        // V8's heap page by page, which took 0.6–1.5 s on a loaded machine; exit() leaves that to the kernel.
+        process.exit(0);
       })
       .catch(() => {
         // A failed start is reported by the caller; a failed stop leaves a non-zero status.
