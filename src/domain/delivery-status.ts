@@ -10,3 +10,9 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
  * while it is still pending (a disabled endpoint, instances down for long): no attempt is made then.
  */
 export const EXPIRED_DELIVERY_ERROR = 'expired: still pending when its event was removed after EVENT_RETENTION_DAYS';
+
+/**
+ * The error of a `pending` entry for an attempt the service's stop cut off before the endpoint answered
+ * (docs/decisions/dispatcher-stop-and-outages.md): it is due again at once, under the same attempt number.
+ */
+export const STOPPED_ATTEMPT_ERROR = 'stopped: the service stopped before the endpoint answered; it is sent again';

@@ -46,7 +46,9 @@ export const DeliveryAttempt = Type.Object(
     }),
     attempt: Type.Integer({
       minimum: 1,
-      description: '1 for the first try of the delivery; a resend or a recovery starts again at 1.',
+      description:
+        '1 for the first try of the delivery; a resend or a recovery starts again at 1. An attempt cut off by ' +
+        "the service's stop (its `error` starts `stopped:`) is made again under the same number.",
     }),
     status: Type.Unsafe<DeliveryStatusName>({ $ref: 'DeliveryStatus' }),
     trigger: Type.Unsafe<DeliveryTriggerName>({ $ref: 'DeliveryTrigger' }),

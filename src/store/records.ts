@@ -225,6 +225,11 @@ export interface AttemptOutcome {
    * failed (WEBHOOK_DISABLE_AFTER before it); undefined: failing never disables.
    */
   readonly disableIfFailingSince: Date | undefined;
+  /**
+   * The service's stop cut the attempt off before an answer: it says nothing of the endpoint, so its health
+   * is left as it was, and the delivery's attempts are not counted on (the next is made under this number).
+   */
+  readonly stopped: boolean;
 }
 
 /** Whether finish() recorded the attempt; a reason when the endpoint was disabled with it (once per endpoint). */

@@ -13,7 +13,7 @@ import { signingSecrets, webhookHeaders } from './signature.js';
 const RECORD_RETRY_MS = { first: 100, max: 5000 };
 
 export interface AttemptContext extends DispatcherOptions {
-  /** Aborts the request and stops recording (the dispatcher's stop gave up waiting). */
+  /** Aborts the request (recorded as `stopped`) and ends retries of its record (the dispatcher's stop gave up waiting). */
   readonly signal: AbortSignal;
   /** The endpoint's keep-alive agent for a URL. */
   readonly agent: (url: URL) => http.Agent;
@@ -23,7 +23,8 @@ export interface AttemptContext extends DispatcherOptions {
 
 /**
  * One attempt of a claimed delivery: signs and sends it, frees the endpoint's slot (`release`, told whether
- * it was delivered) once the request is over, records the outcome, then logs and counts it.
+ * it was delivered) once the request is over, records the outcome, then logs and counts it. An attempt the
+ * stop cut off is recorded too, as such, and due again at once: its lease no longer holds it.
  */
 export async function runAttempt(
   delivery: DueDelivery,
@@ -60,7 +61,6 @@ async function attempt(
   const result = await sendWebhook({ url: delivery.endpoint.url, headers, body }, { policy, timeoutMs, signal, agent });
   span?.sent(result);
   release(result.delivered);
-  if (signal.aborted) return;
   const outcome = outcomeOf(delivery, result, attemptedAt, context);
   const recorded = await record(outcome, context);
   log.info(
@@ -103,8 +103,11 @@ function outcomeOf(
     pausedUntil: wait === undefined ? undefined : new Date(now + wait),
     gone: result.responseStatus === GONE,
     disableIfFailingSince: disableAfterMs === undefined ? undefined : new Date(attemptedAt.getTime() - disableAfterMs),
+    stopped: result.stopped,
   };
   if (result.delivered) return { ...ended, status: 'succeeded', nextAttemptAt: undefined };
+  // Cut off by the stop: due again now, whatever the schedule, by another instance or this one restarted.
+  if (result.stopped) return { ...ended, status: 'pending', nextAttemptAt: new Date(now) };
   const delay = retrySchedule[delivery.attempt - 1];
   if (delay === undefined) return { ...ended, status: 'failed', nextAttemptAt: undefined };
   // No earlier than the schedule, nor than the receiver asked: the later of the two.

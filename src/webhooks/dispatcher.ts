@@ -44,7 +44,10 @@ const PACE_WINDOW_MS = 100;
 const PACE = { floor: 10, ceiling: 1000 };
 /** A claim outlives its attempt's time-out by this much, so only a dead instance's claims expire. */
 const LEASE_MARGIN_MS = 30_000;
-/** On stop, attempts in flight get this long to finish and be recorded; the rest are left to their lease. */
+/**
+ * On stop, attempts in flight get this long to finish and be recorded; the rest are cut off, and get as long
+ * again to be recorded as such (`stopped`, due again at once); one whose record fails is left to its lease.
+ */
 const STOP_WAIT_MS = 2000;
 
 /**
@@ -62,7 +65,7 @@ export class Dispatcher {
   #busy = 0;
   /** Of those, probes of endpoints that hang: they may take half of IN_FLIGHT, the rest is the others'. */
   #busyProbing = 0;
-  /** Aborts the attempts still in flight once the stop's wait is over. */
+  /** Cuts off the attempts still in flight once the stop's wait is over. */
   readonly #abandon = new AbortController();
   readonly #agents: EndpointAgents;
   readonly #secrets: SecretsRead;
@@ -145,7 +148,7 @@ export class Dispatcher {
     });
   }
 
-  /** Claims no more; waits a little for attempts in flight, then abandons the rest to their lease. */
+  /** Claims no more; waits a little for attempts in flight, then cuts the rest off and waits for their records. */
   async stop(): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#poll);

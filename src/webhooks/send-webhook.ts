@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { TLSSocket } from 'node:tls';
+import { STOPPED_ATTEMPT_ERROR } from '../domain/delivery-status.js';
 import { RefusedAddressError, refusedAddress } from './guarded-lookup.js';
 import type { TargetPolicy } from './target-policy.js';
 
@@ -24,7 +25,7 @@ export interface SendOptions {
   readonly policy: TargetPolicy;
   /** For the whole attempt: resolving, connecting, sending and the answer. */
   readonly timeoutMs: number;
-  /** Aborts the attempt (the dispatcher stops); its result is then not recorded. */
+  /** Aborts the attempt (the dispatcher stops): unless it was answered, its result is then `stopped`. */
   readonly signal: AbortSignal;
   /** The keep-alive agent of the endpoint, for its URL (see EndpointAgents). */
   readonly agent: (url: URL) => http.Agent;
@@ -37,6 +38,8 @@ export interface SendResult {
   readonly error: string | undefined;
   /** The answer's `Retry-After`, as sent, when it was a 429 or a 503 (the answers it means a wait on). */
   readonly retryAfter: string | undefined;
+  /** The dispatcher's stop cut it off before an answer: nothing is known of how the endpoint would answer. */
+  readonly stopped: boolean;
 }
 
 /** Too Many Requests, Service Unavailable: their `Retry-After` says when to come back (RFC 9110 §10.2.3). */
@@ -45,12 +48,12 @@ const WAIT_STATUSES = new Set([429, 503]);
 const excerpt = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARS);
 
 function failure(error: string, responseStatus?: number): SendResult {
-  return { delivered: false, responseStatus, error, retryAfter: undefined };
+  return { delivered: false, responseStatus, error, retryAfter: undefined, stopped: false };
 }
 
 function answered(status: number, headers: http.IncomingHttpHeaders, body: string): SendResult {
   if (status >= 200 && status <= 299) {
-    return { delivered: true, responseStatus: status, error: undefined, retryAfter: undefined };
+    return { delivered: true, responseStatus: status, error: undefined, retryAfter: undefined, stopped: false };
   }
   // Redirects are not followed: the target would escape the checks made on the registered URL.
   if (status >= 300 && status <= 399) {
@@ -183,7 +186,8 @@ export async function sendWebhook(request: WebhookRequest, options: SendOptions)
   if (options.signal.aborted) stop();
   const agent = options.agent(url);
   const failed = (error: NodeJS.ErrnoException) => {
-    const timedOut = abort.signal.aborted && !options.signal.aborted;
+    if (options.signal.aborted) return { ...failure(STOPPED_ATTEMPT_ERROR), stopped: true };
+    const timedOut = abort.signal.aborted;
     return failure(timedOut ? `no answer within ${options.timeoutMs} ms` : describe(error, url.hostname));
   };
   try {

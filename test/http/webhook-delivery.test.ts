@@ -7,13 +7,14 @@ import { eventually, waitUntil } from '../../dev/eventually.js';
 import { createKey } from '../../dev/petstore-cli.js';
 import type { Answer, Received, Receiver } from '../../dev/webhook-receiver.js';
 import { buildApp } from '../../src/app.js';
+import { STOPPED_ATTEMPT_ERROR } from '../../src/domain/delivery-status.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { PER_ENDPOINT } from '../../src/webhooks/dispatcher.js';
 import type { Lookup } from '../../src/webhooks/target-policy.js';
 import { eachBackend, type Harness, type HarnessOptions, request, startHarness } from '../helpers/harness.js';
 import { createPgCluster, pgClusterUnavailable, sparePort } from '../helpers/pg-cluster.js';
-import { cliEnv, startServe } from '../helpers/process.js';
+import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
 import { postgresConfig, type StoreBackend } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
@@ -281,12 +282,12 @@ function suite(backend: StoreBackend) {
     );
   });
 
-  test('closing waits for attempts in flight, and leaves a hanging one to its lease', async (t) => {
+  test('closing waits for attempts in flight, and records a hanging one as stopped, due again at once', async (t) => {
     const h = await startHarness(t, backend, { ...FAST, webhookDelivery: { timeoutMs: 5000, retrySchedule: [100] } });
     const slow = await startReceiver(t, () => ({ status: 200, delayMs: 300 }));
     const hanging = await startReceiver(t, () => 'hang');
     const answered = await register(h, slow.url);
-    const abandoned = await register(h, hanging.url);
+    const cut = await register(h, hanging.url);
     await h.createPets(1);
     await slow.until((got) => got.length === 1, 1000);
     await hanging.until((got) => got.length === 1, 1000);
@@ -300,20 +301,22 @@ function suite(backend: StoreBackend) {
       (await log(answered.id)).map((entry) => entry.status),
       ['succeeded'],
     );
-    assert.deepEqual(await log(abandoned.id), [], 'the abandoned attempt is not recorded');
-    const lease = 5000 + 30_000;
-    const claim = (ms: number) =>
-      h.store.deliveries.claim({
-        now: new Date(Date.now() + ms),
-        leaseMs: 1000,
-        limit: 10,
-        free: new Map(),
-        freeOtherwise: 10,
-        fullOwners: [],
-      });
-    assert.deepEqual(await claim(0), [], 'still claimed');
-    const [again] = await claim(lease + 1000);
-    assert.equal(again?.endpoint.id, abandoned.id, 'claimable once its lease is over');
+    const [stopped, ...more] = await log(cut.id);
+    assert.deepEqual(more, [], 'one attempt');
+    assert.deepEqual([stopped?.attempt, stopped?.status, stopped?.error], [1, 'pending', STOPPED_ATTEMPT_ERROR]);
+    const next = stopped?.nextAttemptAt?.getTime() ?? 0;
+    assert.ok(next >= closing && next <= Date.now(), 'due again from the stop on');
+    // Its lease (5 s + 30 s) was let go as it was recorded: another instance takes it now.
+    const [again, ...others] = await h.store.deliveries.claim({
+      now: new Date(),
+      leaseMs: 1000,
+      limit: 10,
+      free: new Map(),
+      freeOtherwise: 10,
+      fullOwners: [],
+    });
+    assert.deepEqual(others, []);
+    assert.equal(again?.endpoint.id, cut.id, 'claimable at once');
     assert.equal(again?.attempt, 1, 'the same attempt, to be sent again');
   });
 
@@ -362,6 +365,43 @@ function sharedWork(backend: StoreBackend) {
     t.diagnostic(`200 creates over two instances, all delivered ${took} ms after the first create`);
     assert.equal(new Set(receiver.ids()).size, 200);
     assert.equal(receiver.received.length, 200, 'each event was sent once');
+  });
+}
+
+/** The real CLI stopped (SIGTERM) while an attempt waits for an answer that never comes, then restarted. */
+function stopMidAttempt(backend: StoreBackend) {
+  test('SIGTERM mid-attempt: the log shows the attempt as stopped, sent again after the restart', async (t) => {
+    const receiver = await startReceiver(t, (n) => (n === 0 ? 'hang' : { status: 204 }));
+    const env = cliEnv(await freshDatabaseUrl(t, backend), { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+    const first = await startServe(t, env);
+    const key = await createKey(env, 'hooks');
+    const endpoint = await request(first.url, 'POST', '/v1/webhooks', { key, body: { url: receiver.url } });
+    assert.equal(endpoint.status, 201, endpoint.text);
+    const created = await request(first.url, 'POST', '/v1/pets', { key, body: { name: 'Rex', categoryId: 1 } });
+    assert.equal(created.status, 201, created.text);
+    await receiver.until((got) => got.length === 1, 5000);
+    const stopping = Date.now();
+    assert.deepEqual(await first.stop(), { code: 0, signal: null }, first.stdout() + first.stderr());
+    const stopped = Date.now();
+
+    const second = await startServe(t, env);
+    await receiver.until((got) => got.length === 2, 10_000);
+    const [sent, again] = receiver.ids();
+    assert.equal(again, sent, 'sent again with the same webhook-id');
+    const log = await eventually('the attempt after the restart in the log', async () => {
+      const page = await request(second.url, 'GET', `/v1/webhooks/${endpoint.json.id}/deliveries`, { key });
+      return page.json.length === 2 ? page.json : undefined;
+    });
+    assert.deepEqual(
+      log.map((entry: any) => [entry.eventId, entry.attempt, entry.status, entry.error]),
+      [
+        [sent, 1, 'succeeded', undefined],
+        [sent, 1, 'pending', STOPPED_ATTEMPT_ERROR],
+      ],
+    );
+    const next = Date.parse(log[1].nextAttemptAt);
+    assert.ok(next >= stopping && next <= stopped, `due again from the stop on: ${log[1].nextAttemptAt}`);
+    assert.deepEqual(await second.stop(), { code: 0, signal: null });
   });
 }
 
@@ -467,5 +507,6 @@ eachBackend((backend) => {
   describe(`webhook delivery [${backend.name}]`, () => {
     suite(backend);
     sharedWork(backend);
+    stopMidAttempt(backend);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EXPIRED_DELIVERY_ERROR } from '../../src/domain/delivery-status.js';
+import { EXPIRED_DELIVERY_ERROR, STOPPED_ATTEMPT_ERROR } from '../../src/domain/delivery-status.js';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import type { AttemptOutcome, DueDelivery } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
@@ -25,6 +25,7 @@ function outcome(delivery: DueDelivery, overrides: Partial<AttemptOutcome> = {})
     pausedUntil: undefined,
     gone: false,
     disableIfFailingSince: undefined,
+    stopped: false,
     ...overrides,
   };
 }
@@ -195,6 +196,37 @@ eachBackend((backend) => {
           [retried.event.seq, 2, 'failed', null],
           [done.event.seq, 1, 'succeeded', null],
           [retried.event.seq, 1, 'pending', next.getTime()],
+        ],
+      );
+    });
+
+    test('finish: an attempt a stop cut off is logged, due again under its number, and never disables', async (t) => {
+      const store = await fresh(t);
+      const { id } = await endpoint(store);
+      await pets(store, 1);
+      const now = later();
+      const [cut] = (await store.deliveries.claim(claimQuery(now))) as [DueDelivery];
+      const stopped = {
+        status: 'pending',
+        responseStatus: undefined,
+        error: STOPPED_ATTEMPT_ERROR,
+        nextAttemptAt: now,
+        // Any failure recorded with this would disable the endpoint at once.
+        disableIfFailingSince: later(60_000),
+        stopped: true,
+      } as const;
+      assert.equal(await store.deliveries.finish(outcome(cut, stopped)), true, 'recorded, no endpoint disabled');
+      assert.equal((await store.webhooks.get(id))?.enabled, true);
+      const [again] = await store.deliveries.claim(claimQuery(now));
+      assert.equal(again?.id, cut.id, 'due at once: the claim is let go as it is recorded');
+      assert.equal(again?.attempt, 1, 'the same attempt, made again');
+      assert.equal(await store.deliveries.finish(outcome(again as DueDelivery)), true);
+      const log = await store.webhooks.attempts(id, { limit: 10 });
+      assert.deepEqual(
+        log.map((entry) => [entry.attempt, entry.status, entry.error, entry.nextAttemptAt?.getTime() ?? null]),
+        [
+          [1, 'succeeded', null, null],
+          [1, 'pending', STOPPED_ATTEMPT_ERROR, now.getTime()],
         ],
       );
     });

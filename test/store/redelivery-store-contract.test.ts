@@ -23,6 +23,7 @@ function outcome(delivery: DueDelivery, status: AttemptOutcome['status']): Attem
     pausedUntil: undefined,
     gone: false,
     disableIfFailingSince: undefined,
+    stopped: false,
   };
 }
 

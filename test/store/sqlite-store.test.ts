@@ -115,6 +115,7 @@ test('sqlite: the deliveries log, made anew without its foreign key, keeps its e
     pausedUntil: undefined,
     gone: false,
     disableIfFailingSince: undefined,
+    stopped: false,
   };
   assert.ok(await store.deliveries.finish({ ...outcome, delivery, status: 'succeeded', attemptedAt: new Date() }));
   assert.deepEqual(

@@ -1,5 +1,6 @@
 import type { AttemptOutcome, AttemptRecorded, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
 import {
+  attemptsAfter,
   type DueDeliveryRow,
   deliveryStatsQuery,
   dueFromRow,
@@ -65,7 +66,7 @@ export const DELIVERY_QUERIES = {
     FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.seq = c.event_seq
     ORDER BY c.next_attempt_at, c.id`,
   finish: `WITH moved AS (
-      UPDATE webhook_deliveries SET status = $3, attempts = $4, next_attempt_at = $5, claimed_until = NULL
+      UPDATE webhook_deliveries SET status = $3, attempts = $10, next_attempt_at = $5, claimed_until = NULL
       WHERE id = $1 AND claimed_until = $2 AND status = 'pending'
       RETURNING id, endpoint_id, event_seq, triggered_by
     ),
@@ -173,6 +174,7 @@ function finishValues(outcome: AttemptOutcome): unknown[] {
     outcome.responseStatus ?? null,
     outcome.error ?? null,
     outcome.attemptedAt,
+    attemptsAfter(outcome),
   ];
 }
 

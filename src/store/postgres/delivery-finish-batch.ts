@@ -1,4 +1,5 @@
 import type { AttemptOutcome, AttemptRecorded } from '../records.js';
+import { attemptsAfter } from '../shared/delivery-rows.js';
 import { answers, failures, type ServiceDisable } from '../shared/endpoint-health.js';
 import { recordFailures } from './endpoint-health.js';
 import type { Database } from './postgres-db.js';
@@ -14,13 +15,13 @@ const GATHER_MS = 10;
  */
 const FINISH_BATCH = `WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::int[], $5::timestamptz[], $6::text[],
-      $7::int[], $8::text[], $9::timestamptz[])
+      $7::int[], $8::text[], $9::timestamptz[], $10::int[])
       WITH ORDINALITY AS i(id, claimed_until, status, attempt, next_attempt_at, type, response_status, error,
-        attempted_at, n)
+        attempted_at, attempts, n)
   ),
   moved AS (
     UPDATE webhook_deliveries d
-    SET status = i.status, attempts = i.attempt, next_attempt_at = i.next_attempt_at, claimed_until = NULL
+    SET status = i.status, attempts = i.attempts, next_attempt_at = i.next_attempt_at, claimed_until = NULL
     FROM input i WHERE d.id = i.id AND d.claimed_until = i.claimed_until AND d.status = 'pending'
     RETURNING d.id, d.endpoint_id, d.event_seq, d.triggered_by
   ),
@@ -96,5 +97,6 @@ function columns(outcomes: readonly AttemptOutcome[]): unknown[][] {
     outcomes.map(({ responseStatus }) => responseStatus ?? null),
     outcomes.map(({ error }) => error ?? null),
     outcomes.map(({ attemptedAt }) => attemptedAt),
+    outcomes.map(attemptsAfter),
   ];
 }

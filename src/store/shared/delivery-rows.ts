@@ -1,4 +1,4 @@
-import type { DueDelivery } from '../records.js';
+import type { AttemptOutcome, DueDelivery } from '../records.js';
 import { type SentEventRow, sentEventFromRow } from './event-rows.js';
 import type { ToDate } from './rows.js';
 import { type SecretsRow, secretsFromRow } from './webhook-rows.js';
@@ -98,6 +98,14 @@ export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate
     event: sentEventFromRow(row, toDate),
     trace: row.trace,
   };
+}
+
+/**
+ * The delivery's count of attempts once `outcome` is recorded: one more, unless a stop cut the attempt off,
+ * which leaves the retry schedule where it was (the next is made under the same number).
+ */
+export function attemptsAfter(outcome: AttemptOutcome): number {
+  return outcome.stopped ? outcome.delivery.attempt - 1 : outcome.delivery.attempt;
 }
 
 /** The free slots as a JSON object by endpoint id, which SQL reads once per endpoint. */

@@ -73,6 +73,8 @@ export function failures(outcomes: readonly AttemptOutcome[]): EndpointFailures[
   const byEndpoint = new Map<number, EndpointFailures>();
   const inOrder = [...outcomes].sort((a, b) => a.attemptedAt.getTime() - b.attemptedAt.getTime());
   for (const outcome of inOrder) {
+    // Cut off by a stop: no answer of the endpoint's to judge it by.
+    if (outcome.stopped) continue;
     const endpoint = outcome.delivery.endpoint.id;
     const before = byEndpoint.get(endpoint);
     const pausedUntil = latest(before?.pausedUntil ?? null, outcome.pausedUntil ?? null);

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { AttemptOutcome, AttemptRecorded, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
 import {
+  attemptsAfter,
   type DueDeliveryRow,
   deliveryStatsQuery,
   dueFromRow,
@@ -33,7 +34,7 @@ export const DELIVERY_QUERIES = {
     JOIN events e ON e.seq = d.event_seq
     ORDER BY j.key`,
   move: `UPDATE webhook_deliveries
-    SET status = @status, attempts = @attempt, next_attempt_at = @nextAttemptAt, claimed_until = NULL
+    SET status = @status, attempts = @attempts, next_attempt_at = @nextAttemptAt, claimed_until = NULL
     WHERE id = @id AND claimed_until = @claimedUntil AND status = 'pending'`,
   // With the delivery's trigger: the attempt was made for the reason the delivery was sent.
   log: `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
@@ -170,6 +171,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
       eventSeq: delivery.event.seq,
       type: delivery.event.type,
       attempt: delivery.attempt,
+      attempts: attemptsAfter(outcome),
       status: outcome.status,
       responseStatus: outcome.responseStatus ?? null,
       error: outcome.error ?? null,
