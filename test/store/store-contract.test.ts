@@ -20,6 +20,7 @@ const GONE = {
   nextAttemptAt: undefined,
   pausedUntil: undefined,
   gone: true,
+  stopped: false,
   disableIfFailingSince: undefined,
 } as const;
 
