@@ -2,20 +2,9 @@ import { type Static, Type } from 'typebox';
 import { DELIVERY_STATUSES, type DeliveryStatus as DeliveryStatusName } from '../domain/delivery-status.js';
 import { DELIVERY_TRIGGERS, type DeliveryTrigger as DeliveryTriggerName } from '../domain/delivery-trigger.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from '../domain/event-types.js';
-import { PATTERN_MESSAGE } from './keywords.js';
+import { EventIdParameter } from './event-id.js';
 import { PageLimit } from './page.js';
 import { filterParameter } from './query.js';
-
-/** An event's id as the feed shows it: `evt_` and its sequence number (15 digits at most: within int53). */
-const EVENT_ID_PATTERN = '^evt_[1-9][0-9]{0,14}$';
-
-/** An event id in a request; `description` says what it selects. */
-export const EventIdParameter = (description: string) =>
-  Type.String({
-    pattern: EVENT_ID_PATTERN,
-    [PATTERN_MESSAGE]: 'must be an event id, as the feed shows it (evt_ and a number, such as evt_12)',
-    description,
-  });
 
 export const DeliveryStatus = Type.Unsafe<DeliveryStatusName>({
   $id: 'DeliveryStatus',

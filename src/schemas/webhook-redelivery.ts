@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { RFC3339_PATTERN, RFC3339_RULE } from '../domain/rfc3339.js';
+import { EventIdParameter } from './event-id.js';
 import { PATTERN_MESSAGE } from './keywords.js';
-import { EventIdParameter } from './webhook-delivery.js';
 
 export const WebhookResend = Type.Object(
   { eventId: EventIdParameter('The event to send again: its `id` in the feed (and its `webhook-id`).') },
