@@ -15,6 +15,7 @@ import type {
   DueDelivery,
   EventPage,
   EventQuery,
+  EventRecord,
   NewApiKeyRecord,
   NewOrderRecord,
   NewPetRecord,
@@ -146,6 +147,11 @@ export interface ApiKeyStore {
 export interface EventStore {
   /** Events after a position, oldest first: only ones that no event committed later can precede. */
   list(query: EventQuery): Promise<EventPage>;
+  /**
+   * The event with this seq, if it is kept, is on the feed (not a test send's) and the owner `owner` sees it
+   * (as EventQuery.owner: every event when undefined); else undefined.
+   */
+  get(seq: number, owner: string | undefined): Promise<EventRecord | undefined>;
   /** The position of the newest event shown now: reading after it misses nothing committed later. */
   head(): Promise<EventPosition>;
   /**

@@ -42,6 +42,7 @@ export function wrapStore(store: Store, around: AroundCall): Store {
     },
     events: {
       list: around('events.list', (query) => events.list(query)),
+      get: around('events.get', (seq, owner) => events.get(seq, owner)),
       head: around('events.head', () => events.head()),
       purge: around('events.purge', (before, now) => events.purge(before, now)),
       // Not wrapped: it starts a watch; its looks at the head are what the streams' wake-ups cost.

@@ -20,7 +20,7 @@ function brokenStore(real: Store): Store {
     apiKeys: real.apiKeys,
     pets: { create: fail, createOnce: fail, get: fail, list: fail, update: fail, remove: fail },
     orders: { place: fail, placeOnce: fail, get: fail, list: fail, changeStatus: fail },
-    events: { list: fail, head: fail, purge: fail, watch: () => () => undefined },
+    events: { list: fail, get: fail, head: fail, purge: fail, watch: () => () => undefined },
     webhooks: { create: fail, get: fail, list: fail, update: fail, rotateSecret: fail, remove: fail, attempts: fail },
     deliveries: { claim: fail, unreached: () => false, finish: fail, signingSecrets: fail, stats: fail },
     redeliveries: { resend: fail, recover: fail, sendTest: fail },

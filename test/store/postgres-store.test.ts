@@ -66,6 +66,27 @@ describe('postgres store', { skip }, () => {
     assert.deepEqual(names, ['first', 'second']);
   });
 
+  test('one event by id shows once committed, while the feed still holds it back', async (t) => {
+    const { store, client } = await postgresStoreWithClient(t);
+    await client.query('BEGIN');
+    try {
+      const [open] = (
+        await client.query(`INSERT INTO events (type, data) VALUES ('pet.created', $1) RETURNING seq`, [
+          JSON.stringify({ id: 1000, name: 'first', category_id: 1, status: 'available' }),
+        ])
+      ).rows;
+      const pet = await store.pets.create({ name: 'second', categoryId: 1, status: 'available' });
+      assert.deepEqual(await store.events.list({ after: undefined, limit: 10 }), { outcome: 'page', events: [] });
+      const [row] = (await client.query('SELECT seq FROM events WHERE seq <> $1', [open.seq])).rows;
+      const event = await store.events.get(Number(row.seq), undefined);
+      assert.equal(event?.type === 'pet.created' && event.pet.id, pet.id, 'committed: shown by id');
+      assert.equal(await store.events.get(Number(open.seq), undefined), undefined, 'not committed: not shown');
+    } finally {
+      // Ended whatever failed: the cleanup's drop of the schema would wait for it.
+      await client.query('ROLLBACK');
+    }
+  });
+
   test('pages are index scans with no sort, filtered or not, on 100k pets with a rare status', async (t) => {
     // The store is opened for its migrations: the plans are of the schema it made.
     const { client } = await postgresStoreWithClient(t);

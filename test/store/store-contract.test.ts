@@ -342,6 +342,35 @@ eachBackend((backend) => {
         [['webhook.test', false]],
         'a test send is about nothing',
       );
+
+    test('events: get reads one event of the feed by seq, as its owner sees it; none past retention', async (t) => {
+      const { store } = await fresh(t);
+      const fields = { events: ['pet.created'] as const, description: null, secret: SECRET, createdAt: new Date() };
+      const acme = await addEndpoint(store, { ...fields, url: 'https://hooks.example.com/in', owner: 'acme' });
+      await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
+      const [delivery] = await claimEverything(store);
+      assert.ok(delivery);
+      const gone = { status: 'failed', responseStatus: 410, error: 'answered 410', gone: true } as const;
+      const finished = { delivery, attemptedAt: new Date(), nextAttemptAt: undefined, pausedUntil: undefined };
+      const recorded = await store.deliveries.finish({ ...finished, ...gone, disableIfFailingSince: undefined });
+      assert.equal(recorded, 'gone', 'the 410 disabled the endpoint: a webhook_endpoint.disabled event of acme');
+      const testSend = await store.redeliveries.sendTest({ endpointId: acme.id, now: new Date() });
+      assert.ok(testSend);
+
+      const page = await store.events.list({ after: undefined, limit: 10 });
+      const [created, disabled] = page.outcome === 'page' ? page.events : [];
+      assert.deepEqual([created?.type, disabled?.type], ['pet.created', 'webhook_endpoint.disabled']);
+      assert.ok(created && disabled);
+      assert.deepEqual(await store.events.get(created.seq, undefined), created, 'as the feed reads it');
+      assert.deepEqual(await store.events.get(created.seq, 'globex'), created, 'an event about a pet is everyone’s');
+      assert.deepEqual(await store.events.get(disabled.seq, 'acme'), disabled, 'its owner’s');
+      assert.deepEqual(await store.events.get(disabled.seq, undefined), disabled, 'and every owner’s reader’s (admin)');
+      assert.equal(await store.events.get(disabled.seq, 'globex'), undefined, 'another owner’s: none');
+      assert.equal(await store.events.get(testSend.seq, undefined), undefined, 'a test send’s is not on the feed');
+      assert.equal(await store.events.get(testSend.seq + 1000, undefined), undefined, 'never recorded');
+
+      await store.events.purge(new Date(Date.now() + 60_000), new Date());
+      assert.equal(await store.events.get(created.seq, undefined), undefined, 'removed by retention');
     });
 
     test('api keys: create, find by hash, list without hashes, duplicate active names refused', async (t) => {

@@ -1,7 +1,7 @@
 import type { PostgresDatabaseConfig } from '../../config/database-url.js';
 import { EXPIRED_DELIVERY_ERROR } from '../../domain/delivery-status.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
-import type { EventPage, EventQuery, PurgeResult } from '../records.js';
+import type { EventPage, EventQuery, EventRecord, PurgeResult } from '../records.js';
 import { type EventRow, eventFromRow, ON_FEED, SEEN_BY } from '../shared/event-rows.js';
 import { pollHead } from '../shared/head-poll.js';
 import { PURGE_BATCH, type PurgeBatch, purgeInBatches } from '../shared/retention-batches.js';
@@ -24,6 +24,13 @@ const QUERIES = {
     ORDER BY tx, seq LIMIT $3`,
   pageOfType: `SELECT ${COLUMNS} FROM events WHERE ${AFTER} AND ${ENDED} AND type = $5 AND ${SEEN_BY('$4::text')}
     ORDER BY tx, seq LIMIT $3`,
+  /**
+   * One event by id, without ENDED: that line keeps a page from passing an event whose transaction may still
+   * commit before it, and a lookup hands out no position to pass anything. A row it can read is committed
+   * (it would also be shown by the feed once older transactions end). Nor do a restore's gaps (event_gaps)
+   * matter: no row has an id in one, and none is handed out again.
+   */
+  one: `SELECT ${COLUMNS} FROM events WHERE seq = $1 AND ${ON_FEED} AND ${SEEN_BY('$2::text')}`,
   newest: `SELECT tx::text::bigint AS tx, seq FROM events WHERE ${ENDED} AND ${ON_FEED}
     ORDER BY tx DESC, seq DESC LIMIT 1`,
   purged: 'SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention',
@@ -118,6 +125,11 @@ export class PostgresEventStore implements EventStore {
         ? await this.#db.rows<EventRow<Date>>('events-page', QUERIES.page, values)
         : await this.#db.rows<EventRow<Date>>('events-page-of-type', QUERIES.pageOfType, [...values, query.type]);
     return { outcome: 'page', events: rows.map((row) => eventFromRow(row, asDate)) };
+  }
+
+  async get(seq: number, owner: string | undefined): Promise<EventRecord | undefined> {
+    const [row] = await this.#db.rows<EventRow<Date>>('events-one', QUERIES.one, [seq, owner ?? null]);
+    return row === undefined ? undefined : eventFromRow(row, asDate);
   }
 
   async head(): Promise<EventPosition> {

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { EXPIRED_DELIVERY_ERROR } from '../../domain/delivery-status.js';
 import { type EventPosition, positionAfter } from '../../domain/event-position.js';
-import type { EventPage, EventQuery, PurgeResult } from '../records.js';
+import type { EventPage, EventQuery, EventRecord, PurgeResult } from '../records.js';
 import { type EventRow, eventFromRow, ON_FEED, SEEN_BY } from '../shared/event-rows.js';
 import { pollHead } from '../shared/head-poll.js';
 import { PURGE_BATCH, purgeInBatches } from '../shared/retention-batches.js';
@@ -49,6 +49,11 @@ interface PageParams {
   type?: string;
 }
 
+interface OneParams {
+  seq: number;
+  owner: string | null;
+}
+
 interface PurgeParams {
   before: number;
   now: number;
@@ -63,6 +68,7 @@ interface PurgeParams {
 export class SqliteEventStore implements EventStore {
   readonly #page: Database.Statement<[PageParams], EventRow<number>>;
   readonly #pageOfType: Database.Statement<[PageParams], EventRow<number>>;
+  readonly #one: Database.Statement<[OneParams], EventRow<number>>;
   readonly #newest: Database.Statement<[], number>;
   readonly #purged: Database.Statement<[], { tx: number; seq: number }>;
   readonly #cursor: Database.Statement<[{ seq: number }], { tx: number; seq: number; lost: number }>;
@@ -81,6 +87,8 @@ export class SqliteEventStore implements EventStore {
     this.#pageOfType = db.prepare(
       `SELECT ${COLUMNS} FROM events WHERE type = @type AND seq > @after AND ${seen} ORDER BY seq LIMIT @limit`,
     );
+    // By id, the feed's events only: a test send's row is there for its delivery alone.
+    this.#one = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq = @seq AND ${ON_FEED} AND ${seen}`);
     // Backwards by seq to the first of the feed: max(seq) with a condition would read every row.
     this.#newest = db.prepare<[], number>(`SELECT seq FROM events WHERE ${ON_FEED} ORDER BY seq DESC LIMIT 1`).pluck();
     this.#purged = db.prepare('SELECT purged_tx AS tx, purged_seq AS seq FROM event_retention');
@@ -104,6 +112,12 @@ export class SqliteEventStore implements EventStore {
     const rows =
       query.type === undefined ? this.#page.all(params) : this.#pageOfType.all({ ...params, type: query.type });
     return { outcome: 'page', events: rows.map((row) => eventFromRow(row, fromMilliseconds)) };
+  }
+
+  /** A restore's gaps (event_gaps) need no check here: their ids are in no row, and none is ever handed out again. */
+  async get(seq: number, owner: string | undefined): Promise<EventRecord | undefined> {
+    const row = this.#one.get({ seq, owner: owner ?? null });
+    return row === undefined ? undefined : eventFromRow(row, fromMilliseconds);
   }
 
   async head(): Promise<EventPosition> {
