@@ -352,7 +352,7 @@ export const ERROR_USES: Readonly<Record<Exclude<keyof typeof ERRORS, 'refusedBy
   petNotFound: 'no such pet',
   orderNotFound: 'or order (including the `petId` of a new order)',
   webhookNotFound: 'no such webhook endpoint',
-  eventNotKept: 'no such event to resend',
+  eventNotKept: 'no such event to read or resend',
   eventNotSubscribed: 'an event of a type the endpoint is not subscribed to',
   methodNotAllowed: 'not with this method',
   endpointsPerOwner: 'an owner at its bound of webhook endpoints',

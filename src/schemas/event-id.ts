@@ -11,3 +11,8 @@ export const EventIdParameter = (description: string) =>
     [PATTERN_MESSAGE]: 'must be an event id, as the feed shows it (evt_ and a number, such as evt_12)',
     description,
   });
+
+/** `GET /v1/events/{eventId}`'s path. */
+export const EventIdParams = Type.Object({
+  eventId: EventIdParameter('The event: its `id` in the feed, and the `eventId` of its webhook attempts.'),
+});

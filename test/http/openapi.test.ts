@@ -410,6 +410,13 @@ eachBackend((backend) => {
       assert.equal(feed.json.length, 5);
       assertMatches(v, await h.call('GET', '/v1/events?cursor=nope'), 'listEvents', 400);
       assert.ok(operationById(doc, 'listEvents').operation.responses['410'], 'the 410 is documented');
+      const one = operationById(doc, 'getEvent');
+      assert.equal(`${one.method} ${one.path}`, 'get /events/{eventId}');
+      assert.deepEqual(one.operation.tags, operationById(doc, 'listEvents').operation.tags);
+      for (const event of feed.json) assertMatches(v, await h.call('GET', `/v1/events/${event.id}`), 'getEvent', 200);
+      assertMatches(v, await h.call('GET', '/v1/events/evt_999999'), 'getEvent', 404);
+      assertMatches(v, await h.call('GET', '/v1/events/evt_x'), 'getEvent', 400);
+      assertMatches(v, await h.call('GET', `/v1/events/${feed.json[0].id}`, { key: h.keys.write }), 'getEvent', 403);
 
       assert.deepEqual(Object.keys(doc.webhooks), [
         'pet.created',
