@@ -335,6 +335,15 @@ export class PetstoreClient {
   }
 
   /**
+   * `getEvent`: one event by `id` (`evt_12`), exactly as the feed and webhook deliveries show it: what a
+   * delivery sent, by its attempt's `eventId`. 404 when it is unknown, no longer kept, or not on your feed
+   * (another owner's endpoint event, a test send's).
+   */
+  getEvent(eventId: string, { signal }: CallOptions = {}): Promise<Event> {
+    return this.#body<Event>({ method: 'GET', path: `/v1/events/${encodeURIComponent(eventId)}`, signal });
+  }
+
+  /**
    * Every event from `cursor` (or the oldest kept), optionally of one `type`, page after page: none skipped
    * or repeated. With `follow`, waits for new events instead of ending. To resume after a restart, page with
    * listEvents and store its `nextCursor`.

@@ -146,6 +146,22 @@ eachBackend((backend) => {
       assert.deepEqual(followed, ['pet.created', 'pet.created']);
     });
 
+    test('getEvent: one event as the feed shows it; an unknown one a PetstoreError 404, a malformed id 400', async (t) => {
+      const h = await startHarness(t, backend);
+      const client = clientFor(h);
+      const rex = await client.createPet({ name: 'Rex', categoryId: 1 });
+      await client.placeOrder({ petId: rex.id });
+      const feed = await settledFeed((path) => h.call('GET', path), 3);
+      for (const event of feed) assert.deepEqual(await client.getEvent(event.id), event);
+      const placed = await client.getEvent(feed[1].id);
+      assert.equal(placed.type === 'order.placed' && placed.data.petId, rex.id, 'typed by its `type`');
+      const missing = await failure(client.getEvent('evt_999999'));
+      assert.deepEqual([missing.code, missing.status], ['not_found', 404]);
+      assert.match(missing.message, /event evt_999999/);
+      const malformed = await failure(client.getEvent('12/../../pets'));
+      assert.deepEqual([malformed.code, malformed.status], ['invalid_request', 400]);
+    });
+
     test('orders: place, get, move through the states, list; a refused move is a PetstoreError 409', async (t) => {
       const h = await startHarness(t, backend);
       const client = clientFor(h);

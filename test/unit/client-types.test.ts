@@ -47,6 +47,8 @@ export async function typeChecks(client: PetstoreClient): Promise<void> {
   void sent.subject;
   void (await client.getPet(id)).status;
   void (await client.getOrder(order.id)).createdAt;
+  const event = await client.getEvent('evt_12');
+  if (event.type === 'order.placed') void event.data.petId;
   void orders;
   void status;
   const endpoint = await client.createWebhookEndpoint({ url: 'https://hooks.example.com/in', ordering: 'none' });
@@ -77,6 +79,8 @@ export async function typeChecks(client: PetstoreClient): Promise<void> {
   await client.getPet('1');
   // @ts-expect-error ids are numbers
   await client.getOrder('1');
+  // @ts-expect-error event ids are strings (evt_12)
+  await client.getEvent(12);
   // @ts-expect-error an order status, not a pet status
   await client.changeOrderStatus(1, { status: 'sold' });
   // @ts-expect-error a pet status, not an order status
