@@ -342,6 +342,7 @@ eachBackend((backend) => {
         [['webhook.test', false]],
         'a test send is about nothing',
       );
+    });
 
     test('events: get reads one event of the feed by seq, as its owner sees it; none past retention', async (t) => {
       const { store } = await fresh(t);
@@ -350,9 +351,8 @@ eachBackend((backend) => {
       await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
       const [delivery] = await claimEverything(store);
       assert.ok(delivery);
-      const gone = { status: 'failed', responseStatus: 410, error: 'answered 410', gone: true } as const;
       const finished = { delivery, attemptedAt: new Date(), nextAttemptAt: undefined, pausedUntil: undefined };
-      const recorded = await store.deliveries.finish({ ...finished, ...gone, disableIfFailingSince: undefined });
+      const recorded = await store.deliveries.finish({ ...finished, ...GONE, error: 'answered 410' });
       assert.equal(recorded, 'gone', 'the 410 disabled the endpoint: a webhook_endpoint.disabled event of acme');
       const testSend = await store.redeliveries.sendTest({ endpointId: acme.id, now: new Date() });
       assert.ok(testSend);
