@@ -43,8 +43,8 @@ const ENDPOINT = `SELECT w.id, w.owner, w.events, w.enabled, w.fanned_tx, w.fann
  * The deliveries of the events in `span` to endpoints subscribed to their type (ON CONFLICT: after
  * migration 5, events the trigger fanned out may be looked at again; see there); and the log entry of each
  * that waits for an earlier event of its subject (its endpoint orders by subject): pending, naming the
- * newest of those events, at its own event's time. The earlier ones queued by this same statement are not
- * in the table for it yet, so it looks among them too.
+ * newest of those events, at its own event's time. That is the one before it in the span (`earlier`), or
+ * else one still pending from before (one probe): the rows this statement queues are not in the table for it.
  */
 const QUEUE = `queued AS (
       INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, subject)
@@ -55,18 +55,19 @@ const QUEUE = `queued AS (
     waiting AS (
       INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, attempted_at,
         triggered_by, waiting_for)
-      SELECT q.id, q.endpoint_id, q.event_seq, s.type, 1, 'pending', s.at, 'event', b.seq
-      FROM queued q
-      JOIN locked w ON w.id = q.endpoint_id AND w.ordering = 'subject'
-      JOIN span s ON s.id = q.endpoint_id AND s.seq = q.event_seq
-      CROSS JOIN LATERAL (SELECT max(x.event_seq) AS seq FROM (
-        (${earlierOfSubject('q')})
-        UNION ALL
-        SELECT o.event_seq FROM queued o
-        WHERE o.endpoint_id = q.endpoint_id AND o.subject = q.subject AND o.event_seq < q.event_seq
-      ) x) b
-      WHERE q.subject IS NOT NULL AND b.seq IS NOT NULL
+      SELECT * FROM (
+        SELECT q.id, q.endpoint_id, q.event_seq, s.type, 1, 'pending', s.at, 'event',
+          coalesce(s.earlier, (${earlierOfSubject('q')} ORDER BY b.event_seq DESC LIMIT 1)) AS waiting_for
+        FROM queued q
+        JOIN locked w ON w.id = q.endpoint_id AND w.ordering = 'subject'
+        JOIN span s ON s.id = q.endpoint_id AND s.seq = q.event_seq
+        WHERE q.subject IS NOT NULL
+      ) x WHERE waiting_for IS NOT NULL
     )`;
+
+/** Of an event in a span, the one before it of the same subject that the span queues too (null: none). */
+const earlierInSpan = (subscribed: string) =>
+  `lag(e.seq) OVER (PARTITION BY w.id, ${subscribed}, e.subject ORDER BY e.tx, e.seq) AS earlier`;
 
 /** The statements, exported so a test can check their plans. */
 export const FAN_OUT_QUERIES = {
@@ -84,7 +85,8 @@ export const FAN_OUT_QUERIES = {
       ${ENDPOINT} WHERE ${REACHED} AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED
     ),
     span AS (
-      SELECT w.id, e.tx, e.seq, e.type, e.at, e.subject, e.subscribed FROM locked w CROSS JOIN LATERAL (
+      SELECT w.id, e.tx, e.seq, e.type, e.at, e.subject, e.subscribed, ${earlierInSpan('e.subscribed')}
+      FROM locked w CROSS JOIN LATERAL (
         SELECT e.tx, e.seq, e.type, e.at, e.subject, ${SUBSCRIBED} AS subscribed,
           count(*) FILTER (WHERE ${SUBSCRIBED}) OVER (ORDER BY e.tx, e.seq) AS subscribed_through
         FROM (${AFTER_POSITION} LIMIT (SELECT events FROM reach) * ${READ_PER_QUEUED}) e
@@ -101,7 +103,7 @@ export const FAN_OUT_QUERIES = {
    */
   settle: `WITH locked AS (${ENDPOINT} WHERE w.id = $1 FOR UPDATE OF w),
     span AS (
-      SELECT w.id, e.seq, e.type, e.at, e.subject, ${SUBSCRIBED} AS subscribed
+      SELECT w.id, e.seq, e.type, e.at, e.subject, ${SUBSCRIBED} AS subscribed, ${earlierInSpan(SUBSCRIBED)}
       FROM locked w CROSS JOIN LATERAL (${AFTER_POSITION}) e WHERE ${REACHED}
     ),
     ${QUEUE},
