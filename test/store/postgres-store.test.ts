@@ -200,16 +200,17 @@ describe('postgres store', { skip }, () => {
     }
     await old.query(`INSERT INTO webhook_endpoints (url, events, enabled, secret, created_at)
       VALUES ('https://hooks.example.com/', 'pet.created', true, 's', now())`);
-    const event = (name: string) => [JSON.stringify({ id: 1, name, category_id: 1, status: 'sold' })];
+    // Pets of their own (ids apart from the pet the store creates): the endpoint orders by subject.
+    const event = (name: string, id: number) => [JSON.stringify({ id, name, category_id: 1, status: 'sold' })];
     // A transaction that has its id before the migration, and records its event after it ...
     await early.query('BEGIN');
     await early.query('SELECT pg_current_xact_id()');
     // ... behind an event, with a larger id, that the trigger queued.
-    await old.query(`INSERT INTO events (type, data) VALUES ('pet.created', $1)`, event('queued'));
+    await old.query(`INSERT INTO events (type, data) VALUES ('pet.created', $1)`, event('queued', 101));
     assert.equal((await old.query('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]?.n, 1);
     const store = await PostgresStore.open(postgresConfig(schema.url));
     t.after(() => store.close());
-    await early.query(`INSERT INTO events (type, data) VALUES ('pet.created', $1)`, event('early'));
+    await early.query(`INSERT INTO events (type, data) VALUES ('pet.created', $1)`, event('early', 102));
     await early.query('COMMIT');
     await store.pets.create({ name: 'after', categoryId: 1, status: 'available' });
     assert.deepEqual(
