@@ -184,9 +184,10 @@ function suite(backend: StoreBackend) {
     assert.equal(expectError(await resend(globexWatching.id, { key: keys.globex }), 404, 'not_found'), unknown);
     const made = await h.call('POST', '/v1/webhooks/portal-links', { key: keys.globex });
     const token = new globalThis.URL(made.json.url).hash.slice(1);
-    const traded = await h.call('POST', '/portal/session', { key: null, body: { token } });
+    // As the portal's page sends them: from its own origin.
+    const traded = await h.call('POST', '/portal/session', { key: null, body: { token }, headers: { origin: h.url } });
     const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-    const portal = await resend(globexWatching.id, { key: null, headers: { cookie } });
+    const portal = await resend(globexWatching.id, { key: null, headers: { cookie, origin: h.url } });
     assert.equal(expectError(portal, 404, 'not_found'), unknown);
     assert.equal((await resend(acmeWatching.id, { key: keys.acme })).status, 202, 'its owner’s endpoint takes it');
     assert.equal((await resend(acmeWatching.id, { key: keys.admin })).status, 202, 'so does admin’s resend');

@@ -147,8 +147,10 @@ describe('PostgreSQL with the least privileges the operator manual grants', { sk
       'every event delivered and logged',
       async () => {
         const attempts = await ok('GET', `/v1/webhooks/${hook.id}/deliveries`, 200);
-        return attempts.length >= feed.length && attempts.every((a: { status: string }) => a.status === 'succeeded')
-          ? attempts
+        // Entries of deliveries that waited for an earlier event of their pet are no attempts.
+        const made = attempts.filter((a: { waitingFor?: string }) => a.waitingFor === undefined);
+        return made.length >= feed.length && made.every((a: { status: string }) => a.status === 'succeeded')
+          ? made
           : undefined;
       },
       { timeoutMs: 10_000 },
