@@ -67,7 +67,20 @@ eachBackend((backend) => {
   describe(`the consumer guide's events snippets [${backend.name}]`, () => {
     test('poll with the client, stream with curl, receive and verify a webhook', async (t) => {
       const { js, sh } = snippets();
-      assert.equal(js.length, 2, 'a client snippet and a receiver');
+      assert.equal(js.length, 3, 'a client snippet, a receiver, and one that applies each subject in order');
+      // The third keeps the last event applied per subject: an older one, or a repeat, changes nothing.
+      const inOrder = new Function(`${js[2]}; return { apply, pets, lastApplied };`)();
+      const rex = { id: 7, name: 'Rex', categoryId: 1, status: 'available' };
+      for (const [seq, type, name] of [
+        [3, 'pet.updated', 'Rex II'],
+        [2, 'pet.created', 'Rex'],
+        [3, 'pet.updated', 'x'],
+      ]) {
+        inOrder.apply({ id: `evt_${seq}`, type, subject: 'pet/7', data: { ...rex, name } });
+      }
+      assert.deepEqual([...inOrder.pets.values()], [{ ...rex, name: 'Rex II' }], 'the older and the repeat skipped');
+      inOrder.apply({ id: 'evt_4', type: 'pet.deleted', subject: 'pet/7', data: rex });
+      assert.equal(inOrder.pets.size, 0, 'a deletion applied');
       assert.equal(sh.length, 2, 'the stream and the registration');
       const env = cliEnv(await freshDatabaseUrl(t, backend), {
         WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
