@@ -212,6 +212,12 @@ export interface AttemptOutcome {
   readonly status: DeliveryStatus;
   readonly responseStatus: number | undefined;
   readonly error: string | undefined;
+  /** How long it took, in whole milliseconds, to the answer or the failure. */
+  readonly durationMs?: number | undefined;
+  /** The first 4 KiB of the answer's body, as text (or what it was, when not text); undefined: none. */
+  readonly responseBody?: string | undefined;
+  /** The answer's body was longer than responseBody kept. */
+  readonly responseBodyTruncated?: boolean | undefined;
   /** When the attempt started (its webhook-timestamp). */
   readonly attemptedAt: Date;
   /** When the next attempt is due, for `pending`. */
@@ -254,6 +260,11 @@ export interface DeliveryAttemptRecord {
   readonly responseStatus: number | null;
   /** Why the attempt failed, when it did. */
   readonly error: string | null;
+  /** How long the attempt took, in milliseconds; null on an entry that was no attempt (or recorded before). */
+  readonly durationMs: number | null;
+  /** What the endpoint's answer's body began with, when it had one (see AttemptOutcome). */
+  readonly responseBody: string | null;
+  readonly responseBodyTruncated: boolean;
   readonly attemptedAt: Date;
   /** When the next try is due, for a `pending` attempt. */
   readonly nextAttemptAt: Date | null;

@@ -258,6 +258,39 @@ eachBackend((backend) => {
       assert.equal(await store.deliveries.finish(outcome(again as DueDelivery)), true);
     });
 
+    test("finish: the answer's duration and body are kept with the attempt, alone or together", async (t) => {
+      const store = await fresh(t);
+      const { id } = await endpoint(store);
+      await pets(store, 4);
+      const [alone, ...together] = (await store.deliveries.claim(claimQuery(later()))) as [
+        DueDelivery,
+        ...DueDelivery[],
+      ];
+      const kept = 'é'.repeat(2048);
+      const answers: Partial<AttemptOutcome>[] = [
+        { status: 'failed', responseStatus: 500, durationMs: 153, responseBody: kept, responseBodyTruncated: true },
+        { durationMs: 7, responseBody: '{"ok":true}', responseBodyTruncated: false },
+        { status: 'failed', responseStatus: undefined, error: 'connection refused', durationMs: 0 },
+        // An outcome without them (as from before they were kept): nothing is stored.
+        {},
+      ];
+      assert.equal(await store.deliveries.finish(outcome(alone, answers[0])), true);
+      const results = await Promise.all(
+        together.map((delivery, i) => store.deliveries.finish(outcome(delivery, answers[i + 1]))),
+      );
+      assert.deepEqual(results, [true, true, true]);
+      const log = await store.webhooks.attempts(id, { limit: 10 });
+      assert.deepEqual(
+        log.map((entry) => [entry.durationMs, entry.responseBody, entry.responseBodyTruncated]).reverse(),
+        [
+          [153, kept, true],
+          [7, '{"ok":true}', false],
+          [0, null, false],
+          [null, null, false],
+        ],
+      );
+    });
+
     test('purge: a delivery still pending when its event goes ends failed in a log that outlives it', async (t) => {
       const fixture = await backend.create();
       t.after(() => fixture.dispose());
@@ -309,6 +342,8 @@ eachBackend((backend) => {
         [first, 1, 'pending', 'answered 503', 'earlier'],
       ]);
       assert.deepEqual(await log(paused.id), [[first, 1, 'failed', EXPIRED_DELIVERY_ERROR, 'at the purge']]);
+      const expired = (await store.webhooks.attempts(paused.id, { limit: 10 }))[0];
+      assert.deepEqual([expired?.durationMs, expired?.responseBody], [null, null], 'an expiry is no attempt');
       assert.deepEqual(await fixture.sql('SELECT id FROM webhook_deliveries'), [], 'nothing of them is left to send');
       assert.equal(await store.deliveries.finish(outcome(claimed[0] as DueDelivery)), false);
       const newer = await claimEverything(store);

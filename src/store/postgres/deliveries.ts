@@ -1,5 +1,6 @@
 import type { AttemptOutcome, AttemptRecorded, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
 import {
+  answerValues,
   attemptsAfter,
   type DueDeliveryRow,
   deliveryStatsQuery,
@@ -75,8 +76,9 @@ export const DELIVERY_QUERIES = {
       WHERE w.id = m.endpoint_id AND $3 = 'succeeded' AND w.failing_since IS NOT NULL
     )
     INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
-      error, attempted_at, next_attempt_at, triggered_by)
-    SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5, triggered_by FROM moved RETURNING delivery_id`,
+      error, attempted_at, next_attempt_at, triggered_by, duration_ms, response_body, response_body_truncated)
+    SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5, triggered_by, $11, $12, $13
+    FROM moved RETURNING delivery_id`,
   stats: deliveryStatsQuery('w.enabled', UNQUEUED),
   secrets: secretsOf('SELECT unnest($1::bigint[])'),
 };
@@ -175,6 +177,7 @@ function finishValues(outcome: AttemptOutcome): unknown[] {
     outcome.error ?? null,
     outcome.attemptedAt,
     attemptsAfter(outcome),
+    ...answerValues(outcome),
   ];
 }
 

@@ -1,5 +1,5 @@
 import type { AttemptOutcome, AttemptRecorded } from '../records.js';
-import { attemptsAfter } from '../shared/delivery-rows.js';
+import { answerValues, attemptsAfter } from '../shared/delivery-rows.js';
 import { answers, failures, type ServiceDisable } from '../shared/endpoint-health.js';
 import { recordFailures } from './endpoint-health.js';
 import type { Database } from './postgres-db.js';
@@ -15,9 +15,9 @@ const GATHER_MS = 10;
  */
 const FINISH_BATCH = `WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::int[], $5::timestamptz[], $6::text[],
-      $7::int[], $8::text[], $9::timestamptz[], $10::int[])
+      $7::int[], $8::text[], $9::timestamptz[], $10::int[], $11::int[], $12::text[], $13::boolean[])
       WITH ORDINALITY AS i(id, claimed_until, status, attempt, next_attempt_at, type, response_status, error,
-        attempted_at, attempts, n)
+        attempted_at, attempts, duration_ms, response_body, response_body_truncated, n)
   ),
   moved AS (
     UPDATE webhook_deliveries d
@@ -30,9 +30,9 @@ const FINISH_BATCH = `WITH input AS (
     WHERE w.id = m.endpoint_id AND i.status = 'succeeded' AND w.failing_since IS NOT NULL
   )
   INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
-    error, attempted_at, next_attempt_at, triggered_by)
+    error, attempted_at, next_attempt_at, triggered_by, duration_ms, response_body, response_body_truncated)
   SELECT m.id, m.endpoint_id, m.event_seq, i.type, i.attempt, i.status, i.response_status, i.error,
-    i.attempted_at, i.next_attempt_at, m.triggered_by
+    i.attempted_at, i.next_attempt_at, m.triggered_by, i.duration_ms, i.response_body, i.response_body_truncated
   FROM moved m JOIN input i ON i.id = m.id ORDER BY i.n
   RETURNING delivery_id`;
 
@@ -98,5 +98,8 @@ function columns(outcomes: readonly AttemptOutcome[]): unknown[][] {
     outcomes.map(({ error }) => error ?? null),
     outcomes.map(({ attemptedAt }) => attemptedAt),
     outcomes.map(attemptsAfter),
+    outcomes.map((outcome) => answerValues(outcome)[0]),
+    outcomes.map((outcome) => answerValues(outcome)[1]),
+    outcomes.map((outcome) => answerValues(outcome)[2]),
   ];
 }

@@ -288,4 +288,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   -- The log entry of a delivery queued behind an earlier one of its subject: that one's event.
   ALTER TABLE webhook_attempts ADD COLUMN waiting_for BIGINT;
   `,
+  `
+  -- What the receiver answered, with each attempt (docs/decisions/delivery-answers.md): how long it took, and
+  -- the first 4 KiB of its body (or what it was, when not text), flagged when it was longer. Null on log
+  -- entries that were no attempt, and on the attempts recorded before.
+  ALTER TABLE webhook_attempts ADD COLUMN duration_ms INTEGER;
+  ALTER TABLE webhook_attempts ADD COLUMN response_body TEXT;
+  ALTER TABLE webhook_attempts ADD COLUMN response_body_truncated BOOLEAN;
+  `,
 ];

@@ -108,5 +108,14 @@ export function attemptsAfter(outcome: AttemptOutcome): number {
   return outcome.stopped ? outcome.delivery.attempt - 1 : outcome.delivery.attempt;
 }
 
+/**
+ * An attempt's answer columns (duration_ms, response_body, response_body_truncated): the flag is null, as
+ * the body is, when no body was kept.
+ */
+export function answerValues(outcome: AttemptOutcome): [number | null, string | null, boolean | null] {
+  const body = outcome.responseBody ?? null;
+  return [outcome.durationMs ?? null, body, body === null ? null : outcome.responseBodyTruncated === true];
+}
+
 /** The free slots as a JSON object by endpoint id, which SQL reads once per endpoint. */
 export const freeJson = (free: ReadonlyMap<number, number>) => JSON.stringify(Object.fromEntries(free));

@@ -21,7 +21,7 @@ export const ENDPOINT_COLUMNS =
   'disabled_reason, disabled_at, paused_until, ordering';
 const ATTEMPT_COLUMNS =
   'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by, ' +
-  'waiting_for';
+  'waiting_for, duration_ms, response_body, response_body_truncated';
 
 /** The deliveries log's filters, and the columns each compares. */
 const ATTEMPT_FILTERS = { all: [], status: ['status'], event: ['event_seq'], both: ['status', 'event_seq'] } as const;
@@ -140,6 +140,10 @@ export interface DeliveryAttemptRow<D> {
   next_attempt_at: D | null;
   triggered_by: DeliveryTrigger;
   waiting_for: number | null;
+  duration_ms: number | null;
+  response_body: string | null;
+  /** SQLite has no boolean: 0 or 1 there; null on entries that kept no body. */
+  response_body_truncated: boolean | number | null;
 }
 
 /** An endpoint's row as an event about it keeps it (the events table's `data`): every column but the secrets. */
@@ -193,6 +197,9 @@ export function attemptFromRow<D>(row: DeliveryAttemptRow<D>, toDate: ToDate<D>)
     status: row.status,
     responseStatus: row.response_status,
     error: row.error,
+    durationMs: row.duration_ms,
+    responseBody: row.response_body,
+    responseBodyTruncated: Boolean(row.response_body_truncated),
     attemptedAt: toDate(row.attempted_at),
     nextAttemptAt: row.next_attempt_at === null ? null : toDate(row.next_attempt_at),
     trigger: row.triggered_by,

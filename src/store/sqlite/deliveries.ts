@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { AttemptOutcome, AttemptRecorded, ClaimQuery, DeliveryStats, DueDelivery } from '../records.js';
 import {
+  answerValues,
   attemptsAfter,
   type DueDeliveryRow,
   deliveryStatsQuery,
@@ -38,9 +39,10 @@ export const DELIVERY_QUERIES = {
     WHERE id = @id AND claimed_until = @claimedUntil AND status = 'pending'`,
   // With the delivery's trigger: the attempt was made for the reason the delivery was sent.
   log: `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, response_status,
-      error, attempted_at, next_attempt_at, triggered_by)
+      error, attempted_at, next_attempt_at, triggered_by, duration_ms, response_body, response_body_truncated)
     SELECT @id, @endpointId, @eventSeq, @type, @attempt, @status, @responseStatus, @error, @attemptedAt,
-      @nextAttemptAt, triggered_by FROM webhook_deliveries WHERE id = @id`,
+      @nextAttemptAt, triggered_by, @durationMs, @responseBody, @responseBodyTruncated
+    FROM webhook_deliveries WHERE id = @id`,
   stats: deliveryStatsQuery('w.enabled = 1', UNQUEUED),
   secrets: secretsOf('SELECT value FROM json_each(?)'),
 };
@@ -178,9 +180,12 @@ export class SqliteDeliveryStore implements DeliveryStore {
       attemptedAt: outcome.attemptedAt.getTime(),
       nextAttemptAt: outcome.nextAttemptAt?.getTime() ?? null,
     };
+    const [durationMs, responseBody, truncated] = answerValues(outcome);
+    // SQLite has no boolean: the flag is 0 or 1 (null with no body).
+    const answer = { durationMs, responseBody, responseBodyTruncated: truncated === null ? null : Number(truncated) };
     return this.#writes.later(() => {
       if (this.#move.run(params).changes === 0) return false;
-      this.#log.run(params);
+      this.#log.run({ ...params, ...answer });
       return this.#health.recorded(outcome);
     }, RECORD_WITHIN_MS);
   }
