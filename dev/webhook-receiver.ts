@@ -13,13 +13,15 @@ export interface Received {
 }
 
 /**
- * What to answer the n-th request (0-based): a status (with headers, after a delay; with `endless`, the
- * start of a body that never ends), or no answer at all.
+ * What to answer the n-th request (0-based): a status (with headers and a body, after a delay; with
+ * `endless`, the start of a body that never ends), or no answer at all.
  */
 export type Answer = (
   n: number,
   request: Received,
-) => { status: number; headers?: Record<string, string>; delayMs?: number; endless?: boolean } | 'hang';
+) =>
+  | { status: number; headers?: Record<string, string>; body?: string | Buffer; delayMs?: number; endless?: boolean }
+  | 'hang';
 
 export interface Receiver {
   readonly url: string;
@@ -75,7 +77,7 @@ export async function startReceiver({
       const send = () => {
         res.writeHead(reply.status, reply.headers);
         if (reply.endless === true) res.write('{"received":');
-        else res.end();
+        else res.end(reply.body);
       };
       // At once unless a delay is asked for: a timer would add its millisecond to every delivery the bench times.
       if (reply.delayMs === undefined) send();

@@ -43,6 +43,26 @@ export const DeliveryAttempt = Type.Object(
     trigger: Type.Unsafe<DeliveryTriggerName>({ $ref: 'DeliveryTrigger' }),
     responseStatus: Type.Optional(Type.Integer({ description: "The endpoint's HTTP status, when it answered." })),
     error: Type.Optional(Type.String({ description: 'Why the attempt failed, when it did.' })),
+    durationMs: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'How long the attempt took, in milliseconds: from sending the request to the answer (its status line ' +
+          'and as much of its body as is kept) or to the failure (a time-out, a refused connection…). Left out of ' +
+          'entries that were no attempt (an expired delivery, one `waitingFor` an earlier event).',
+      }),
+    ),
+    responseBody: Type.Optional(
+      Type.String({
+        description:
+          "What the endpoint's answer said: the first 4 KiB (4096 bytes) of its body, as UTF-8 text; " +
+          '`<N bytes, not text>` when those bytes are not text (not valid UTF-8, or holding NUL bytes). Left out ' +
+          "when the body was empty or there was no answer. Shown to the endpoint's owner and admins only.",
+      }),
+    ),
+    responseBodyTruncated: Type.Optional(
+      Type.Literal(true, { description: 'Set when the body was longer than `responseBody` kept.' }),
+    ),
     attemptedAt: Type.String({
       format: 'date-time',
       description:

@@ -4,11 +4,12 @@ import { isIP } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { STOPPED_ATTEMPT_ERROR } from '../domain/delivery-status.js';
 import { RefusedAddressError, refusedAddress } from './guarded-lookup.js';
+import { KEPT_BODY_BYTES, type ResponseBody, responseBody } from './response-body.js';
 import type { TargetPolicy } from './target-policy.js';
 
-/** Of a response body, only this much is read (for the error text); a longer one's connection is closed. */
-const BODY_READ_BYTES = 4096;
-/** The longest response excerpt or redirect target kept in an attempt's error text. */
+/** Of a response body, only this much is read: what is kept, and a byte to know it was longer (then closed). */
+const BODY_READ_BYTES = KEPT_BODY_BYTES + 1;
+/** The longest redirect target or failure reason kept in an attempt's error text. */
 const EXCERPT_CHARS = 200;
 
 export interface WebhookRequest {
@@ -35,6 +36,11 @@ export interface SendOptions {
 export interface SendResult {
   readonly delivered: boolean;
   readonly responseStatus: number | undefined;
+  /** What the answer's body began with; undefined when it was empty, or there was no answer. */
+  readonly responseBody: ResponseBody | undefined;
+  /** Whole milliseconds from the start of the attempt to its answer (as much of it as is read) or failure. */
+  readonly durationMs: number;
+  /** Why it failed, in a few words; never the answer's body: this is logged and traced, the body is its owner's. */
   readonly error: string | undefined;
   /** The answer's `Retry-After`, as sent, when it was a 429 or a 503 (the answers it means a wait on). */
   readonly retryAfter: string | undefined;
@@ -47,20 +53,30 @@ const WAIT_STATUSES = new Set([429, 503]);
 
 const excerpt = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARS);
 
-function failure(error: string, responseStatus?: number): SendResult {
-  return { delivered: false, responseStatus, error, retryAfter: undefined, stopped: false };
+/** A result before its duration is known (sendWebhook adds it). */
+type Unmeasured = Omit<SendResult, 'durationMs'>;
+
+function failure(error: string, responseStatus?: number, body?: ResponseBody): Unmeasured {
+  return { delivered: false, responseStatus, responseBody: body, error, retryAfter: undefined, stopped: false };
 }
 
-function answered(status: number, headers: http.IncomingHttpHeaders, body: string): SendResult {
+function answered(status: number, headers: http.IncomingHttpHeaders, read: Buffer): Unmeasured {
+  const body = responseBody(read);
   if (status >= 200 && status <= 299) {
-    return { delivered: true, responseStatus: status, error: undefined, retryAfter: undefined, stopped: false };
+    return {
+      delivered: true,
+      responseStatus: status,
+      responseBody: body,
+      error: undefined,
+      retryAfter: undefined,
+      stopped: false,
+    };
   }
   // Redirects are not followed: the target would escape the checks made on the registered URL.
   if (status >= 300 && status <= 399) {
-    return failure(`redirected to ${excerpt(headers.location ?? '(no location)')}`, status);
+    return failure(`redirected to ${excerpt(headers.location ?? '(no location)')}`, status, body);
   }
-  const text = excerpt(body);
-  const failed = failure(text === '' ? `answered ${status}` : `answered ${status}: ${text}`, status);
+  const failed = failure(`answered ${status}`, status, body);
   const retryAfter = headers['retry-after'];
   return WAIT_STATUSES.has(status) && retryAfter !== undefined ? { ...failed, retryAfter } : failed;
 }
@@ -95,7 +111,7 @@ function refusedUrl(url: URL, policy: TargetPolicy): string | undefined {
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
 /** What one exchange came to: a result, or a reused connection the peer had closed before it answered. */
-type Exchange = SendResult | 'stale connection';
+type Exchange = Unmeasured | 'stale connection';
 
 /**
  * One request over the endpoint's agent. A reused keep-alive connection that fails before any answer was
@@ -106,7 +122,7 @@ function exchange(
   request: WebhookRequest,
   agent: http.Agent,
   abort: AbortSignal,
-  failed: (error: NodeJS.ErrnoException) => SendResult,
+  failed: (error: NodeJS.ErrnoException) => Unmeasured,
 ): Promise<Exchange> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
@@ -132,13 +148,13 @@ function exchange(
         const status = response.statusCode ?? 0;
         const chunks: Buffer[] = [];
         let read = 0;
-        const done = () => answered(status, response.headers, Buffer.concat(chunks).toString('utf8'));
+        const done = () => answered(status, response.headers, Buffer.concat(chunks).subarray(0, BODY_READ_BYTES));
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk);
           read += chunk.length;
           if (read >= BODY_READ_BYTES) settle(done());
         });
-        // The status decides; a body cut short (by the time-out, or the peer) only shortens the excerpt.
+        // The status decides; a body cut short (by the time-out, or the peer) is kept as far as it came.
         response.on('end', () => settle(done(), true));
         // A 2xx is decided by its status line: its body is read only as far as it came with it (the
         // connection is kept if that was all of it), never waited for, however long it takes to end.
@@ -176,8 +192,13 @@ function exchange(
  */
 export async function sendWebhook(request: WebhookRequest, options: SendOptions): Promise<SendResult> {
   const url = new URL(request.url);
+  const start = performance.now();
+  const measured = (result: Unmeasured): SendResult => ({
+    ...result,
+    durationMs: Math.round(performance.now() - start),
+  });
   const refusal = refusedUrl(url, options.policy);
-  if (refusal !== undefined) return failure(refusal);
+  if (refusal !== undefined) return measured(failure(refusal));
   // One controller per attempt, aborted by its time-out or by the dispatcher's stop, and let go of after.
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), options.timeoutMs);
@@ -185,7 +206,7 @@ export async function sendWebhook(request: WebhookRequest, options: SendOptions)
   options.signal.addEventListener('abort', stop, { once: true });
   if (options.signal.aborted) stop();
   const agent = options.agent(url);
-  const failed = (error: NodeJS.ErrnoException) => {
+  const failed = (error: NodeJS.ErrnoException): Unmeasured => {
     if (options.signal.aborted) return { ...failure(STOPPED_ATTEMPT_ERROR), stopped: true };
     const timedOut = abort.signal.aborted;
     return failure(timedOut ? `no answer within ${options.timeoutMs} ms` : describe(error, url.hostname));
@@ -193,7 +214,7 @@ export async function sendWebhook(request: WebhookRequest, options: SendOptions)
   try {
     for (;;) {
       const result = await exchange(url, request, agent, abort.signal, failed);
-      if (result !== 'stale connection') return result;
+      if (result !== 'stale connection') return measured(result);
     }
   } finally {
     clearTimeout(timer);

@@ -64,6 +64,8 @@ export interface HarnessOptions {
   readonly webhookEndpointsPerOwner?: number;
   /** TRUST_PROXY (none when absent). */
   readonly trustProxy?: readonly string[];
+  /** Where the service's log lines go (none when absent). */
+  readonly logger?: AppOptions['logger'];
 }
 
 export async function request(
@@ -104,6 +106,7 @@ async function listen(t: TestContext, store: Store, options: HarnessOptions) {
     ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     webhookDelivery: options.webhookDelivery,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
     eventStreams: options.eventStreams,
     ...(options.webhookEndpointsPerOwner === undefined
       ? {}

@@ -56,6 +56,9 @@ export interface DeliveryAttempt {
   readonly trigger: DeliveryTrigger;
   readonly responseStatus?: number;
   readonly error?: string;
+  readonly durationMs?: number;
+  readonly responseBody?: string;
+  readonly responseBodyTruncated?: true;
   readonly attemptedAt: string;
   readonly nextAttemptAt?: string;
   readonly waitingFor?: string;
