@@ -103,5 +103,26 @@ eachBackend((backend) => {
         [],
       );
     });
+
+    test('a small answer read to its end keeps the connection for the next attempt', async (t) => {
+      const h = await startHarness(t, backend, {
+        webhooks: { allowPrivateUrls: true },
+        webhookDelivery: { timeoutMs: TIMEOUT_MS, retrySchedule: [100, 100] },
+      });
+      const receiver = await startReceiver(t, () => ({ status: 422, body: 'no such pet here' }));
+      const created = await h.call('POST', '/v1/webhooks', { body: { url: receiver.url, events: ['pet.created'] } });
+      assert.equal(created.status, 201, created.text);
+      await h.createPets(1);
+      const log = await eventually('three attempts, the last failed', async () => {
+        const result = await h.call('GET', `/v1/webhooks/${(created.json as { id: number }).id}/deliveries`);
+        const entries = result.json as any[];
+        return entries.length === 3 && entries[0].status === 'failed' ? entries : undefined;
+      });
+      assert.deepEqual(
+        log.map((entry) => entry.responseBody),
+        ['no such pet here', 'no such pet here', 'no such pet here'],
+      );
+      assert.equal(receiver.connections(), 1, 'one connection, kept alive');
+    });
   });
 });
