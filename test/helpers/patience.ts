@@ -1,5 +1,6 @@
 /**
- * Test files run TEST_CONCURRENCY at once (8 by default, `npm run test:files`). Whoever lowers it is on a
+ * Test files run TEST_CONCURRENCY at once (4 by default, `npm run test:files`; the waits were set at 8, so
+ * they hold at 4 with room). Whoever sets it below 8 is on a
  * slower or busier machine, where a spawned process also takes longer to start: waits for one to be ready
  * grow in proportion (30 s at 8 files at once is 60 s at 4), and never shrink below the default.
  */
