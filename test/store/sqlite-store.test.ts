@@ -71,9 +71,10 @@ test('sqlite: upgraded to fan-out after the commit, each event goes out once: qu
     old.exec(migration);
     old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
   }
+  // The old event's pet is one of its own (not the new pet's id 1): the endpoint orders by subject.
   old.exec(`INSERT INTO webhook_endpoints (url, events, enabled, secret, created_at)
     VALUES ('https://hooks.example.com/', 'pet.created', 1, 's', 0);
-    INSERT INTO events (type, at, data) VALUES ('pet.created', 0, '{"id":1,"name":"Old","category_id":1,"status":"sold"}')`);
+    INSERT INTO events (type, at, data) VALUES ('pet.created', 0, '{"id":101,"name":"Old","category_id":1,"status":"sold"}')`);
   assert.equal(old.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get(), 1, 'the trigger queued it');
   old.close();
   const store = SqliteStore.open(path);
