@@ -45,6 +45,7 @@ const ENDPOINT = `SELECT w.id, w.owner, w.events, w.enabled, w.fanned_tx, w.fann
  * that waits for an earlier event of its subject (its endpoint orders by subject): pending, naming the
  * newest of those events, at its own event's time. That is the one before it in the span (`earlier`), or
  * else one still pending from before (one probe): the rows this statement queues are not in the table for it.
+ * Materialized, so the probe runs once a delivery: inlined, it ran for the filter and again for the value.
  */
 const QUEUE = `queued AS (
       INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, subject)
@@ -52,17 +53,19 @@ const QUEUE = `queued AS (
       ON CONFLICT (event_seq, endpoint_id) DO NOTHING
       RETURNING id, endpoint_id, event_seq, subject
     ),
+    waits AS MATERIALIZED (
+      SELECT q.id, q.endpoint_id, q.event_seq, s.type, s.at,
+        coalesce(s.earlier, (${earlierOfSubject('q')} ORDER BY b.event_seq DESC LIMIT 1)) AS waiting_for
+      FROM queued q
+      JOIN locked w ON w.id = q.endpoint_id AND w.ordering = 'subject'
+      JOIN span s ON s.id = q.endpoint_id AND s.seq = q.event_seq
+      WHERE q.subject IS NOT NULL
+    ),
     waiting AS (
       INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, attempted_at,
         triggered_by, waiting_for)
-      SELECT * FROM (
-        SELECT q.id, q.endpoint_id, q.event_seq, s.type, 1, 'pending', s.at, 'event',
-          coalesce(s.earlier, (${earlierOfSubject('q')} ORDER BY b.event_seq DESC LIMIT 1)) AS waiting_for
-        FROM queued q
-        JOIN locked w ON w.id = q.endpoint_id AND w.ordering = 'subject'
-        JOIN span s ON s.id = q.endpoint_id AND s.seq = q.event_seq
-        WHERE q.subject IS NOT NULL
-      ) x WHERE waiting_for IS NOT NULL
+      SELECT id, endpoint_id, event_seq, type, 1, 'pending', at, 'event', waiting_for FROM waits
+      WHERE waiting_for IS NOT NULL
     )`;
 
 /** Of an event in a span, the one before it of the same subject that the span queues too (null: none). */

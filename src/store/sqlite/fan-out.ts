@@ -61,17 +61,20 @@ export const FAN_OUT_QUERIES = {
   /**
    * The log entry of each delivery queued after @after that waits for an earlier event of its subject (its
    * endpoint orders by subject): pending, naming the newest of those events, at its own event's time.
+   * Materialized, so each delivery's probe runs once: flattened, SQLite ran it for the filter and the value.
    */
-  waiting: `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, attempted_at,
-      triggered_by, waiting_for)
-    SELECT q.id, q.endpoint_id, q.event_seq, q.type, 1, 'pending', q.at, 'event', q.waiting_for FROM (
+  waiting: `WITH q AS MATERIALIZED (
       SELECT d.id, d.endpoint_id, d.event_seq, e.type, e.at,
         (${earlierOfSubject('d')} ORDER BY b.event_seq DESC LIMIT 1) AS waiting_for
       FROM webhook_deliveries d
       JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.ordering = 'subject'
       JOIN events e ON e.seq = d.event_seq
       WHERE d.id > @after AND d.subject IS NOT NULL
-    ) q WHERE q.waiting_for IS NOT NULL`,
+    )
+    INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_seq, type, attempt, status, attempted_at,
+      triggered_by, waiting_for)
+    SELECT q.id, q.endpoint_id, q.event_seq, q.type, 1, 'pending', q.at, 'event', q.waiting_for FROM q
+    WHERE q.waiting_for IS NOT NULL`,
 };
 
 /**
