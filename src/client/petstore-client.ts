@@ -29,7 +29,7 @@ export interface PetstoreClientOptions {
   readonly baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`. */
   readonly apiKey: string;
-  /** How many times a failed attempt is retried when that is safe (see docs/consumers.md); 0 never retries. Default 3. */
+  /** How many times a failed attempt is retried when that is safe (see the README's "Retries"); 0 never retries. Default 3. */
   readonly retries?: number | undefined;
   /** How long one attempt may take, response body included, before it fails with `timeout`. Default 30 000. */
   readonly timeoutMs?: number | undefined;
@@ -185,7 +185,7 @@ export class PetstoreClient {
   /**
    * `changeOrderStatus`: `placed → approved → delivered` (the animal becomes `sold`), `placed|approved →
    * cancelled` (it becomes `available`); any other move is 409 `conflict`. Not retried after a lost answer or a
-   * 503 (see docs/consumers.md), since the move may have been made.
+   * 503 (see the README's "Retries"), since the move may have been made.
    */
   changeOrderStatus(orderId: number, change: OrderStatusChange, { signal }: CallOptions = {}): Promise<Order> {
     const path = `/v1/store/orders/${encodeURIComponent(orderId)}`;
@@ -195,7 +195,7 @@ export class PetstoreClient {
   /**
    * `createWebhookEndpoint`: registers an endpoint for the key's owner (an admin key may name another
    * `owner`); the answer holds its signing `secret`, shown only here. Not retried after a lost answer or a 503
-   * (see docs/consumers.md): a repeat would register a second endpoint.
+   * (see the README's "Retries"): a repeat would register a second endpoint.
    */
   createWebhookEndpoint(endpoint: NewWebhookEndpoint, { signal }: CallOptions = {}): Promise<CreatedWebhookEndpoint> {
     return this.#body<CreatedWebhookEndpoint>({
@@ -258,7 +258,7 @@ export class PetstoreClient {
    * `rotateWebhookSecret`: a new signing secret for the endpoint, shown only in this answer. Until
    * `previousSecretExpiresAt` (after `previousSecretExpiresIn` seconds, a day by default; `0` for none) the
    * secret it replaces signs too, so the receiver can switch meanwhile. Not retried after a lost answer or a
-   * 503 (see docs/consumers.md): a repeat would rotate again, and the secret the receiver holds would stop signing.
+   * 503 (see the README's "Retries"): a repeat would rotate again, and the secret the receiver holds would stop signing.
    */
   rotateWebhookSecret(
     webhookId: number,
@@ -272,7 +272,7 @@ export class PetstoreClient {
   /**
    * `resendWebhookEvent`: sends the event to the endpoint again (same `webhook-id`, attempts afresh); 404 when
    * the endpoint or event is unknown, the event was removed, or the endpoint does not take its type. Not
-   * retried after a lost answer or a 503 (see docs/consumers.md): once the first was sent, a repeat sends it again.
+   * retried after a lost answer or a 503 (see the README's "Retries"): once the first was sent, a repeat sends it again.
    */
   resendWebhookEvent(webhookId: number, eventId: string, { signal }: CallOptions = {}): Promise<ResendAccepted> {
     const path = `/v1/webhooks/${encodeURIComponent(webhookId)}/resend`;
