@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { docsRoutes } from './api/docs.js';
+import { eventGetRoute } from './api/event-get.js';
 import { eventRoutes } from './api/events.js';
 import { metaRoutes } from './api/meta.js';
 import { orderRoutes } from './api/orders.js';
@@ -191,6 +192,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         route.schema = { ...route.schema, hide: true };
       });
       await webhookOperations(portal);
+      // What a log entry sent, for the page to show: the feed's visibility, for a session's `webhooks`.
+      await portal.register(eventGetRoute, { store, scope: 'webhooks' });
       portal.all('/v1/*', async () => {
         throw ERRORS.portalWebhooksOnly.create();
       });
@@ -219,6 +222,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     keepAliveMs: options.eventStreamKeepAliveMs,
     streams: options.eventStreams ?? DEFAULT_EVENT_STREAM_LIMITS,
   });
+  await app.register(eventGetRoute, { store, scope: 'read' });
   await app.register(methodNotAllowed);
   return app;
 }

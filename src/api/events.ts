@@ -11,11 +11,9 @@ import { StreamSlots } from '../events/stream-slots.js';
 import { acceptsEventStream } from '../http/accepts-event-stream.js';
 import type { Links } from '../http/links.js';
 import { errorResponses } from '../openapi/error-responses.js';
-import { eventSeq, toEvent } from '../representations/resources.js';
+import { toEvent } from '../representations/resources.js';
 import { Event, EventStreamBody, ListEventsQuery } from '../schemas/event.js';
-import { EventIdParams } from '../schemas/event-id.js';
 import { PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
-import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import type { Store } from '../store/store.js';
 import { cursorPosition } from './event-cursor-position.js';
@@ -49,19 +47,13 @@ const FEED_DESCRIPTION =
   'resumes elsewhere with `Last-Event-ID`. Errors (400, 401, 403, 410, 429) answer before the stream ' +
   'starts, as JSON.';
 
-const GET_DESCRIPTION =
-  'One event, exactly as the feed, the stream and webhook deliveries show it: what a delivery sent, looked ' +
-  'up by the `eventId` of its attempts. 404 when the id was never recorded, the event is no longer kept ' +
-  "(`EVENT_RETENTION_DAYS`), or it is not on the key's feed: another owner's `webhook_endpoint.*` event, or a " +
-  "test send's (`webhook.test`, whose `data` is only `{webhookId}`), answered alike. Events never change.";
-
 /**
  * Frames kept for the streams to share: ten batches, about 5 MB at 500 bytes an event. Streams within that
  * many events of the newest share them; one further behind renders its own.
  */
 const SHARED_FRAMES = 10 * STREAM_BATCH;
 
-/** The change feed, `GET /v1/events`, and one event of it, `GET /v1/events/{eventId}`. */
+/** The change feed, `GET /v1/events` (one event of it: event-get.ts). */
 const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, options) => {
   const { store, cursors, links, retentionDays } = options;
   const stream = {
@@ -125,31 +117,6 @@ const routes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (app, options
       const next = cursors.encode({ position, filter: type ?? '' });
       reply.header('link', `<${links.to('/v1/events', { limit, type, cursor: next })}>; rel="next"`);
       return page.events.map(toEvent);
-    },
-  );
-
-  app.get(
-    '/v1/events/:eventId',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getEvent',
-        summary: 'Get one event',
-        description: GET_DESCRIPTION,
-        tags: ['events'],
-        params: EventIdParams,
-        querystring: NoQuery,
-        response: {
-          200: ref(Event, { description: 'The event.' }),
-          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
-        },
-      },
-    },
-    async (request) => {
-      const { eventId } = request.params;
-      const event = await store.events.get(eventSeq(eventId), ownerSeen(request));
-      if (event === undefined) throw ERRORS.eventNotKept.create(eventId);
-      return toEvent(event);
     },
   );
 };

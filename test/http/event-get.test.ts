@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
 import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { portalSession } from '../helpers/portal-session.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
@@ -30,6 +31,21 @@ async function register(h: Harness, url: string, key: string, events?: readonly 
   const created = await h.call('POST', '/v1/webhooks', { key, body: { url, ...(events && { events }) } });
   assert.equal(created.status, 201, created.text);
   return created.json.id;
+}
+
+/**
+ * An endpoint of the key's owner whose receiver answers 410, so the service disables it: the endpoint, and
+ * the `webhook_endpoint.disabled` event of that owner it records (read with the key, scope `read`).
+ */
+async function disabledEndpoint(t: TestContext, h: Harness, key: string) {
+  const gone = await startReceiver(t, () => ({ status: 410 }));
+  const endpoint = await register(h, gone.url, key, ['pet.created']);
+  await h.createPets(1);
+  const [disabled] = await eventually('the disable on its owner’s feed', async () => {
+    const page = await h.call('GET', '/v1/events?type=webhook_endpoint.disabled', { key });
+    return page.json.length > 0 ? page.json : undefined;
+  });
+  return { endpoint, disabled };
 }
 
 eachBackend((backend) => {
@@ -71,14 +87,7 @@ eachBackend((backend) => {
       const acme = await h.issueKey('acme-key', ['read', 'webhooks'], 'acme');
       const globex = await h.issueKey('globex-key', ['read', 'webhooks'], 'globex');
       const admin = await h.issueKey('operator', ['read', 'webhooks', 'admin'], 'operator');
-      // A receiver answering 410: the service disables acme's endpoint, a webhook_endpoint.disabled of acme's.
-      const gone = await startReceiver(t, () => ({ status: 410 }));
-      const endpoint = await register(h, gone.url, acme, ['pet.created']);
-      await h.createPets(1);
-      const [disabled] = await eventually('the disable on acme’s feed', async () => {
-        const page = await h.call('GET', '/v1/events?type=webhook_endpoint.disabled', { key: acme });
-        return page.json.length > 0 ? page.json : undefined;
-      });
+      const { endpoint, disabled } = await disabledEndpoint(t, h, acme);
       for (const key of [acme, admin]) assert.deepEqual((await getEvent(h, disabled.id, key)).json, disabled);
 
       const unknown = await notFound(h, 'evt_999999999', acme);
@@ -94,6 +103,32 @@ eachBackend((backend) => {
       assert.equal((await getEvent(h, created.id)).status, 200);
       await h.store.events.purge(new Date(Date.now() + 60_000), new Date());
       assert.equal(await notFound(h, created.id), unknown, 'removed by retention');
+    });
+
+    test('a portal session looks events up as its owner’s keys do, under /portal/v1 only', async (t) => {
+      const h = await startHarness(t, backend, SENDING);
+      const acme = await h.issueKey('acme-key', ['read', 'webhooks'], 'acme');
+      const globex = await h.issueKey('globex-key', ['webhooks'], 'globex');
+      const { endpoint, disabled } = await disabledEndpoint(t, h, acme);
+      const [created] = await settledFeed((path) => h.call('GET', path), 1, 'type=pet.created');
+      const sent = await h.call('POST', `/v1/webhooks/${endpoint}/test`, { key: acme });
+      assert.equal(sent.status, 202, sent.text);
+      const acmePortal = await portalSession(h, acme);
+      const globexPortal = await portalSession(h, globex);
+
+      assert.deepEqual((await acmePortal(created.id)).json, created, 'a pet’s event, as the feed shows it');
+      assert.deepEqual((await acmePortal(disabled.id)).json, disabled, 'its own endpoint’s');
+      const unknown = expectError(await acmePortal('evt_999999999'), 404, 'not_found').replace('evt_999999999', '<id>');
+      const unseen = [
+        [globexPortal, disabled.id],
+        [acmePortal, sent.json.eventId],
+      ] as const;
+      for (const [session, id] of unseen) {
+        assert.equal(expectError(await session(id), 404, 'not_found').replace(id, '<id>'), unknown, id);
+      }
+      expectError(await acmePortal('evt_x'), 400, 'invalid_request');
+      // The key's scope is unchanged: `webhooks` alone does not read events under /v1.
+      expectError(await getEvent(h, created.id, globex), 403, 'forbidden');
     });
 
     test('a malformed id is 400 naming it; a key is required, and read scope suffices', async (t) => {
