@@ -404,13 +404,14 @@ eachBackend((backend) => {
       await page.getByLabel('Event id (optional)').fill(first.eventId);
       await page.getByRole('button', { name: 'Show', exact: true }).click();
       await hasCount(entries, 2);
-      assert.match((await entries.nth(1).textContent()) ?? '', /^Failed, to be retried \(answered 500\)/);
+      // Attempt 1 was retried: it says when, and promises no next try.
+      const retried = (await entries.nth(1).locator('.delivery-outcome').textContent()) ?? '';
+      assert.match(retried, /^Failed \(answered 500\) at .+; tried again at .+$/);
 
       // Send again: the first failed event, now to a receiver that answers.
-      await page
-        .getByRole('button', { name: `Send event ${first.eventId} again` })
-        .first()
-        .click();
+      const again = entries.first().getByRole('button', { name: 'Send again', exact: true });
+      assert.match((await again.getAttribute('aria-describedby')) ?? '', /^delivery-event-/);
+      await again.click();
       await statusSays(page, new RegExp(`Event ${first.eventId} will be sent again`));
       await receiver.until((got) => got.length === 26, 5000);
       await page.getByRole('button', { name: 'Show', exact: true }).click();

@@ -64,6 +64,9 @@ export interface DeliveryAttempt {
   readonly waitingFor?: string;
 }
 
+/** An event, as sent: the page shows it as JSON and reads nothing in it. */
+export type EventBody = Readonly<Record<string, unknown>>;
+
 export interface DeliveryFilter {
   readonly status?: DeliveryStatus;
   readonly eventId?: string;

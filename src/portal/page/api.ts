@@ -4,6 +4,7 @@ import type {
   DeliveryFilter,
   Endpoint,
   EndpointChange,
+  EventBody,
   NewEndpoint,
   Page,
   RecoveryAccepted,
@@ -122,6 +123,9 @@ export const listDeliveries = (id: number, filter: DeliveryFilter, limit: number
     eventId: filter.eventId,
     cursor,
   });
+
+/** An event as the feed and its webhook body show it; 404 for a test send's (never on the feed). */
+export const getEvent = (eventId: string) => json<EventBody>('GET', `/portal/v1/events/${encodeURIComponent(eventId)}`);
 
 export const resend = (id: number, eventId: string) =>
   json<ResendAccepted>('POST', `${ENDPOINTS}/${id}/resend`, { eventId });

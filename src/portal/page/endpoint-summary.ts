@@ -29,7 +29,10 @@ export function endpointState(endpoint: Endpoint, now = Date.now()): Words {
 /** "Delivery order: One subject at a time, in order". */
 export const endpointOrdering = (endpoint: Endpoint) => `Delivery order: ${ORDERING_WORDS[endpoint.ordering]}`;
 
-const STATUS_WORDS = { succeeded: 'Succeeded', pending: 'Failed, to be retried', failed: 'Failed' } as const;
+const STATUS_WORDS = { succeeded: 'Succeeded', pending: 'Failed', failed: 'Failed' } as const;
+
+/** What a waiting delivery's event is about, from its type's prefix: "pet" for `pet.updated`. */
+const SUBJECT_WORDS: Readonly<Record<string, string>> = { pet: 'pet', order: 'order', webhook_endpoint: 'endpoint' };
 
 export const TRIGGER_WORDS = {
   event: 'sent for its event',
@@ -39,25 +42,38 @@ export const TRIGGER_WORDS = {
 } as const;
 
 /**
- * "Succeeded (answered 204) at …", "Failed (answered 500: …) at …": how an attempt ended, and when; or, for a
- * delivery held back by its endpoint's ordering, which earlier event it waits for.
+ * "Succeeded (answered 204) at …", "Failed (answered 500) at …; to be tried again at …": how an attempt ended,
+ * and when; or, for a delivery held back by its endpoint's ordering, which earlier event it waits for. `later`
+ * is the next entry of the same event, when the log has one: then what followed is said, never a next try
+ * that already happened (or will not).
  */
-export function attemptOutcome(attempt: DeliveryAttempt): Words {
+export function attemptOutcome(attempt: DeliveryAttempt, later?: DeliveryAttempt): Words {
   if (attempt.waitingFor !== undefined) {
-    return [
-      'Waiting for the earlier event ',
-      el('code', { text: attempt.waitingFor }),
-      ' of the same subject, since ',
-      timeElement(attempt.attemptedAt),
-    ];
+    const subject = SUBJECT_WORDS[attempt.type.split('.')[0] ?? ''] ?? 'subject';
+    const earlier = [el('code', { text: attempt.waitingFor }), ` (same ${subject})`];
+    return later === undefined
+      ? ['Waiting for ', ...earlier, ' since ', timeElement(attempt.attemptedAt)]
+      : [
+          'Waited for ',
+          ...earlier,
+          ' from ',
+          timeElement(attempt.attemptedAt),
+          '; sent at ',
+          timeElement(later.attemptedAt),
+        ];
   }
   // A failure's error says it all, the answer's status included; a success has only its status.
   const detail =
     attempt.error ?? (attempt.responseStatus === undefined ? undefined : `answered ${attempt.responseStatus}`);
-  return [
+  const words: Words = [
     STATUS_WORDS[attempt.status],
     detail === undefined ? '' : ` (${detail})`,
     ' at ',
     timeElement(attempt.attemptedAt),
   ];
+  if (attempt.status !== 'pending') return words;
+  if (later !== undefined) return [...words, '; tried again at ', timeElement(later.attemptedAt)];
+  if (attempt.nextAttemptAt !== undefined)
+    return [...words, '; to be tried again at ', timeElement(attempt.nextAttemptAt)];
+  return [...words, '; to be tried again once the endpoint is enabled'];
 }

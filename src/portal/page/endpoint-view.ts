@@ -1,7 +1,7 @@
 import { changeEndpoint, deleteEndpoint, getEndpoint, recover, rotateSecret, testSend } from './api.js';
 import type { Endpoint, EndpointChange } from './api-types.js';
 import { confirmAction } from './confirm-dialog.js';
-import { showDeliveries } from './deliveries-view.js';
+import { refreshSoon, showDeliveries, stopDeliveries } from './deliveries-view.js';
 import { byId, timeElement } from './dom.js';
 import { endpointOrdering, endpointState } from './endpoint-summary.js';
 import { addEventCheckboxes, checkEvents, checkedEvents } from './events-field.js';
@@ -80,6 +80,7 @@ function onCurrent(control: HTMLButtonElement, action: (endpoint: Endpoint) => P
 
 function close(): void {
   current = undefined;
+  stopDeliveries();
   secretPanel.replaceChildren();
   section.hidden = true;
   listener?.closed();
@@ -107,6 +108,7 @@ toggle.addEventListener('click', () =>
         ? 'Disabled: nothing is sent to it until it is enabled again; the deliveries meanwhile wait.'
         : 'Enabled: the deliveries that waited are sent now.',
     );
+    refreshSoon();
   }),
 );
 
@@ -118,6 +120,7 @@ test.addEventListener('click', () =>
         ? `Test event ${accepted.eventId} is on its way; it will show in the delivery log.`
         : `Test event ${accepted.eventId} will be sent once the endpoint is enabled.`,
     );
+    refreshSoon();
   }),
 );
 
@@ -178,5 +181,6 @@ recoverForm.addEventListener('submit', (event) => {
         ? `${what} will be sent again, oldest first.`
         : `${what} will be sent again once the endpoint is enabled.`,
     );
+    refreshSoon();
   });
 });

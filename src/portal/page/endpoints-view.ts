@@ -76,6 +76,8 @@ export async function showEndpoints(): Promise<void> {
 
 /** An endpoint's page in place of the list and the form; they come back when the reader leaves it. */
 async function showEndpoint(endpoint: Endpoint): Promise<void> {
+  // A secret shown once leaves the page with the view: its endpoint may be deleted there.
+  createSecret.replaceChildren();
   listSection.hidden = true;
   createSection.hidden = true;
   await openEndpoint(endpoint, {
