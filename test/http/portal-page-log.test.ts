@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Locator, Page } from 'playwright-core';
 import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
 import {
@@ -21,6 +22,9 @@ import { startReceiver } from '../helpers/webhook-receiver.js';
  * markup), the log keeps up by itself without moving what the reader opened or focused, a secret leaves with
  * its endpoint, and every control's name holds the words it shows.
  */
+
+/** How often the page asks for its log's newest entries (src/portal/page/deliveries-view.ts). */
+const REFRESH_MS = 3000;
 
 /** What a receiver that rejects an update answers, after a while. */
 const REJECTION = '{"error":"name is too long for our shop"}';
@@ -107,7 +111,7 @@ eachBackend((backend) => {
       // pet.updated: answered 422 twice (one retry), pet.deleted once.
       await receiver.until((got) => got.length === 3, 10_000);
 
-      const { page, problems } = await openPortal(t, h);
+      const { page, problems, requests } = await openPortal(t, h);
       await page.locator('#list > li').first().waitFor();
       await assertNamesHoldLabels(page, 'the list');
       await page.getByRole('button', { name: /^Manage/ }).click();
@@ -177,6 +181,14 @@ eachBackend((backend) => {
       );
       assert.equal(await rejected.locator('details').evaluate((details) => (details as any).open), true);
 
+      // Back to the list: the log is no longer asked for, however long the page stays open.
+      await page.getByRole('button', { name: '← All endpoints' }).click();
+      await page.getByRole('heading', { name: 'Your webhook endpoints' }).waitFor();
+      const logAsked = () => requests.filter((request) => /\/deliveries\?limit=20/.test(request.url)).length;
+      const asked = logAsked();
+      await sleep(2 * REFRESH_MS);
+      assert.equal(logAsked(), asked);
+      assert.equal(await page.locator('#deliveries > li').count(), 0, 'the log left with the view');
       assert.deepEqual(problems, []);
     });
 
