@@ -3,11 +3,13 @@ import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { DEFAULT_DELIVERY_ORDERING } from '../domain/delivery-ordering.js';
 import { DEFAULT_SUBSCRIPTION } from '../domain/event-types.js';
-import { generateWebhookSecret, PREVIOUS_SECRET_SECONDS } from '../domain/webhook-secret.js';
+import { PREVIOUS_SECRET_SECONDS } from '../domain/webhook-secret.js';
+import { DEFAULT_WEBHOOK_SIGNATURE, generateSigningKey, signatureOf } from '../domain/webhook-signature.js';
 import { ERRORS } from '../errors/catalogue.js';
 import { Pager } from '../http/pager.js';
 import { errorResponses } from '../openapi/error-responses.js';
 import {
+  toChangedWebhookEndpoint,
   toCreatedWebhookEndpoint,
   toRotatedWebhookSecret,
   toWebhookEndpoint,
@@ -16,6 +18,7 @@ import { NEXT_LINK_HEADER, PAGE_LIMIT_DEFAULT } from '../schemas/page.js';
 import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
 import {
+  ChangedWebhookEndpoint,
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
   RotatedWebhookSecret,
@@ -49,6 +52,9 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
     const refusal = await checkTargetUrl(url, targets);
     if (refusal !== undefined) throw ERRORS.webhookUrlRefused.create(refusal);
   };
+  /** Until when a replaced secret keeps signing beside the new one. */
+  const overlapEnd = (seconds: number = PREVIOUS_SECRET_SECONDS.default) =>
+    new Date(clock().getTime() + seconds * 1000);
   const found = (id: number, endpoint: WebhookEndpointRecord | undefined) => {
     if (endpoint === undefined) throw ERRORS.webhookNotFound.create(id);
     return endpoint;
@@ -63,14 +69,16 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
         summary: 'Register a webhook endpoint',
         description:
           'Events of the chosen types recorded from now on are POSTed to `url`, signed per Standard Webhooks ' +
-          'with the secret this response shows once. The URL must be `https://` and point to public addresses only.',
+          'with the secret this response shows once (`signature: "hmac"`, the default) or with a private key ' +
+          'the service keeps, verified with the `publicKey` shown (`signature: "ed25519"`). The URL must be ' +
+          '`https://` and point to public addresses only.',
         tags: TAGS,
         security: SECURITY,
         querystring: NoQuery,
         body: ref(NewWebhookEndpoint),
         response: {
           201: ref(CreatedWebhookEndpoint, {
-            description: 'The endpoint, enabled, with its signing secret (shown only here).',
+            description: 'The endpoint, enabled, with its signing secret (shown only here) or its public key.',
             headers: { Location: { type: 'string', description: 'URL of the endpoint.' } },
           }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'conflict', ...WITH_BODY),
@@ -83,11 +91,18 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
         events = [...DEFAULT_SUBSCRIPTION],
         description,
         ordering = DEFAULT_DELIVERY_ORDERING,
+        signature = DEFAULT_WEBHOOK_SIGNATURE,
       } = request.body;
       const owner = ownerActedFor(request, request.body.owner);
       await allowTarget(url);
-      const secret = generateWebhookSecret();
-      const record = { owner, url, events, description: description ?? null, ordering, secret };
+      const record = {
+        owner,
+        url,
+        events,
+        description: description ?? null,
+        ordering,
+        ...generateSigningKey(signature),
+      };
       const endpoint = await store.webhooks.create({ ...record, createdAt: clock() }, endpointsPerOwner);
       if (endpoint === undefined) throw ERRORS.endpointsPerOwner.create(owner, endpointsPerOwner);
       reply.code(201).header('location', location(endpoint));
@@ -156,24 +171,30 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
         description:
           'Changes the fields sent. A new `url` is checked as on registration; `enabled: false` stops sending ' +
           'events recorded from then on (`disabledReason: manual`); `enabled: true` clears `disabledReason` and ' +
-          'sends at once the deliveries that waited; `description: null` clears it.',
+          'sends at once the deliveries that waited; `description: null` clears it; a `signature` of the other ' +
+          'kind rotates to a new secret of that kind (an `hmac` one is shown in this answer, only here), the ' +
+          'one it had signing beside it for a day.',
         tags: TAGS,
         security: SECURITY,
         params: WebhookIdParams,
         querystring: NoQuery,
         body: ref(WebhookEndpointChange),
         response: {
-          200: ref(WebhookEndpoint, { description: 'The endpoint, changed.' }),
+          200: ref(ChangedWebhookEndpoint, { description: 'The endpoint, changed.' }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', ...WITH_BODY),
         },
       },
     },
     async (request) => {
       const { webhookId } = request.params;
-      const change = request.body;
+      const { signature, ...fields } = request.body;
       await visibleEndpoint(store, request, webhookId);
-      if (change.url !== undefined) await allowTarget(change.url);
-      return toWebhookEndpoint(found(webhookId, await store.webhooks.update(webhookId, change)));
+      if (fields.url !== undefined) await allowTarget(fields.url);
+      // Made whatever the endpoint's kind; the store applies it only when that differs (a rotation's overlap).
+      const signingKey =
+        signature === undefined ? undefined : { ...generateSigningKey(signature), previousExpiresAt: overlapEnd() };
+      const changed = found(webhookId, await store.webhooks.update(webhookId, { ...fields, signingKey }));
+      return toChangedWebhookEndpoint(changed, signingKey?.secret);
     },
   );
 
@@ -208,10 +229,10 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
     async (request) => {
       const { webhookId } = request.params;
       const { previousSecretExpiresIn = PREVIOUS_SECRET_SECONDS.default } = request.body;
-      await visibleEndpoint(store, request, webhookId);
-      const previousExpiresAt =
-        previousSecretExpiresIn === 0 ? null : new Date(clock().getTime() + previousSecretExpiresIn * 1000);
-      const rotation = { secret: generateWebhookSecret(), previousExpiresAt };
+      const endpoint = await visibleEndpoint(store, request, webhookId);
+      const previousExpiresAt = previousSecretExpiresIn === 0 ? null : overlapEnd(previousSecretExpiresIn);
+      // Of the endpoint's kind: only a PATCH of `signature` changes that.
+      const rotation = { ...generateSigningKey(signatureOf(endpoint.publicKey)), previousExpiresAt };
       return toRotatedWebhookSecret(found(webhookId, await store.webhooks.rotateSecret(webhookId, rotation)));
     },
   );

@@ -18,6 +18,7 @@ export type { NewOrder, Order, OrderStatus, OrderStatusChange } from '../schemas
 export type { NewPet, Pet, PetChange, PetStatus } from '../schemas/pet.js';
 export type { PortalLink, PortalLinkRequest } from '../schemas/portal-link.js';
 export type {
+  ChangedWebhookEndpoint,
   CreatedWebhookEndpoint,
   DeliveryOrdering,
   NewWebhookEndpoint,
@@ -25,6 +26,7 @@ export type {
   WebhookEndpoint,
   WebhookEndpointChange,
   WebhookSecretRotation,
+  WebhookSignature,
 } from '../schemas/webhook.js';
 export type { DeliveryAttempt } from '../schemas/webhook-delivery.js';
 export type { RecoveryAccepted, ResendAccepted, WebhookRecovery } from '../schemas/webhook-redelivery.js';

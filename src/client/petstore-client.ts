@@ -4,6 +4,7 @@ import type { ListOrdersQuery as ListOrdersQuerySchema, NewOrder, Order, OrderSt
 import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet, PetChange } from '../schemas/pet.js';
 import type { PortalLink, PortalLinkRequest } from '../schemas/portal-link.js';
 import type {
+  ChangedWebhookEndpoint,
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
   RotatedWebhookSecret,
@@ -194,8 +195,9 @@ export class PetstoreClient {
 
   /**
    * `createWebhookEndpoint`: registers an endpoint for the key's owner (an admin key may name another
-   * `owner`); the answer holds its signing `secret`, shown only here. Not retried after a lost answer or a 503
-   * (see the README's "Retries"): a repeat would register a second endpoint.
+   * `owner`); the answer holds its signing `secret`, shown only here (`signature: "hmac"`, the default), or the
+   * `publicKey` its `v1a` signatures verify with (`signature: "ed25519"`). Not retried after a lost answer or a
+   * 503 (see the README's "Retries"): a repeat would register a second endpoint.
    */
   createWebhookEndpoint(endpoint: NewWebhookEndpoint, { signal }: CallOptions = {}): Promise<CreatedWebhookEndpoint> {
     return this.#body<CreatedWebhookEndpoint>({
@@ -233,16 +235,17 @@ export class PetstoreClient {
   }
 
   /**
-   * `changeWebhookEndpoint`: its `url`, `events`, `description`, `ordering` or `enabled` (enabling sends at
-   * once what waited). Retried only where the service cannot have acted.
+   * `changeWebhookEndpoint`: its `url`, `events`, `description`, `ordering`, `enabled` (enabling sends at
+   * once what waited) or `signature` (another kind rotates to a new secret of it; an `hmac` one is in this
+   * answer's `secret`, only here). Retried only where the service cannot have acted.
    */
   changeWebhookEndpoint(
     webhookId: number,
     change: WebhookEndpointChange,
     { signal }: CallOptions = {},
-  ): Promise<WebhookEndpoint> {
+  ): Promise<ChangedWebhookEndpoint> {
     const path = `/v1/webhooks/${encodeURIComponent(webhookId)}`;
-    return this.#body<WebhookEndpoint>({ method: 'PATCH', path, body: change, signal });
+    return this.#body<ChangedWebhookEndpoint>({ method: 'PATCH', path, body: change, signal });
   }
 
   /**
@@ -255,7 +258,8 @@ export class PetstoreClient {
   }
 
   /**
-   * `rotateWebhookSecret`: a new signing secret for the endpoint, shown only in this answer. Until
+   * `rotateWebhookSecret`: a new signing secret for the endpoint, shown only in this answer (an Ed25519
+   * endpoint's new key pair: its `publicKey`, and `previousPublicKey` for the one replaced). Until
    * `previousSecretExpiresAt` (after `previousSecretExpiresIn` seconds, a day by default; `0` for none) the
    * secret it replaces signs too, so the receiver can switch meanwhile. Not retried after a lost answer or a
    * 503 (see the README's "Retries"): a repeat would rotate again, and the secret the receiver holds would stop signing.

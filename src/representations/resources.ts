@@ -2,6 +2,7 @@ import { strongTag } from '../domain/entity-tags.js';
 import { TEST_EVENT_TYPE } from '../domain/event-types.js';
 import { isComplete } from '../domain/order-status.js';
 import type { PetPatch } from '../domain/pet-change.js';
+import { signatureOf } from '../domain/webhook-signature.js';
 import type { Event } from '../schemas/event.js';
 import type { Order } from '../schemas/order.js';
 import type { Pet } from '../schemas/pet.js';
@@ -40,6 +41,7 @@ export function toEndpointView(endpoint: WebhookEndpointSnapshot): WebhookEndpoi
     description: endpoint.description,
     enabled: endpoint.enabled,
     ordering: endpoint.ordering,
+    ...signatureView(endpoint),
     createdAt: endpoint.createdAt.toISOString(),
     // Kept as it was set, so a past time says when the previous secret stopped signing.
     previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString() ?? null,
@@ -47,6 +49,15 @@ export function toEndpointView(endpoint: WebhookEndpointSnapshot): WebhookEndpoi
     disabledAt: endpoint.disabledAt?.toISOString() ?? null,
     // Kept as it was set, as previousSecretExpiresAt is: a past time holds nothing back.
     pausedUntil: endpoint.pausedUntil?.toISOString() ?? null,
+  };
+}
+
+/** An endpoint's kind of signature and its public keys, as the endpoint and a rotation's answer show them. */
+export function signatureView(keys: Pick<WebhookEndpointSnapshot, 'publicKey' | 'previousPublicKey'>) {
+  return {
+    signature: signatureOf(keys.publicKey),
+    publicKey: keys.publicKey,
+    previousPublicKey: keys.previousPublicKey,
   };
 }
 

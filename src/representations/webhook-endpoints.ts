@@ -1,24 +1,40 @@
-import type { CreatedWebhookEndpoint, RotatedWebhookSecret, WebhookEndpoint } from '../schemas/webhook.js';
+import type {
+  ChangedWebhookEndpoint,
+  CreatedWebhookEndpoint,
+  RotatedWebhookSecret,
+  WebhookEndpoint,
+} from '../schemas/webhook.js';
 import type { DeliveryAttempt } from '../schemas/webhook-delivery.js';
 import type { DeliveryAttemptRecord } from '../store/records.js';
 import type { WebhookEndpointRecord } from '../store/webhook-endpoint-records.js';
-import { eventId, toEndpointView } from './resources.js';
+import { eventId, signatureView, toEndpointView } from './resources.js';
 
 /**
- * What the webhook routes show of an endpoint, never its secrets: a secret is shown once, in the 201 of the
- * creation (toCreatedWebhookEndpoint) or the answer of the rotation that made it (toRotatedWebhookSecret).
+ * What the webhook routes show of an endpoint, never its secrets: an HMAC secret is shown once, in the 201 of
+ * the creation (toCreatedWebhookEndpoint), the answer of the rotation that made it (toRotatedWebhookSecret) or of
+ * the change to `hmac` that made it (toChangedWebhookEndpoint). An Ed25519 private key is never shown: its
+ * public key is, in every one of them.
  */
 export function toWebhookEndpoint(record: WebhookEndpointRecord): WebhookEndpoint {
   const { secret: _secret, previousSecret, ...shown } = record;
   return toEndpointView({ ...shown, previousSecretExpiresAt: previousSecret?.expiresAt ?? null });
 }
 
+/** The secret to share, when the endpoint signs with HMAC; nothing for an Ed25519 one (its key is private). */
+const sharedSecret = (record: WebhookEndpointRecord) => (record.publicKey === null ? { secret: record.secret } : {});
+
 export function toCreatedWebhookEndpoint(record: WebhookEndpointRecord): CreatedWebhookEndpoint {
-  return { ...toWebhookEndpoint(record), secret: record.secret };
+  return { ...toWebhookEndpoint(record), ...sharedSecret(record) };
+}
+
+/** `madeSecret`: the secret the change would have given the endpoint; shown when it did, and is HMAC. */
+export function toChangedWebhookEndpoint(record: WebhookEndpointRecord, madeSecret?: string): ChangedWebhookEndpoint {
+  return { ...toWebhookEndpoint(record), ...(record.secret === madeSecret ? sharedSecret(record) : {}) };
 }
 
 export function toRotatedWebhookSecret(record: WebhookEndpointRecord): RotatedWebhookSecret {
-  return { secret: record.secret, previousSecretExpiresAt: toWebhookEndpoint(record).previousSecretExpiresAt };
+  const { previousSecretExpiresAt } = toWebhookEndpoint(record);
+  return { ...sharedSecret(record), ...signatureView(record), previousSecretExpiresAt };
 }
 
 /**

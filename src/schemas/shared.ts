@@ -4,6 +4,7 @@ import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
 import { NewPet, Pet, PetChange, PetStatus } from './pet.js';
 import { PortalLink, PortalLinkRequest } from './portal-link.js';
 import {
+  ChangedWebhookEndpoint,
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
   RotatedWebhookSecret,
@@ -35,6 +36,7 @@ export const SHARED_SCHEMAS = [
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
   WebhookEndpointChange,
+  ChangedWebhookEndpoint,
   WebhookSecretRotation,
   RotatedWebhookSecret,
   DeliveryStatus,

@@ -4,6 +4,7 @@ import { DISABLED_REASONS, type DisabledReason } from '../domain/disabled-reason
 import type { EventType } from '../domain/event-types.js';
 import { OWNER_PROBLEM, OWNER_RULE } from '../domain/owner.js';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
+import { DEFAULT_WEBHOOK_SIGNATURE, PUBLIC_KEY_PREFIX, WEBHOOK_SIGNATURES } from '../domain/webhook-signature.js';
 import { Int64 } from './int64.js';
 import { PATTERN_MESSAGE } from './keywords.js';
 import { PageLimit } from './page.js';
@@ -53,6 +54,32 @@ const secret = (description: string) =>
       description,
   });
 
+// An endpoint's kind of signature and its public keys, in one place: the endpoint, the answers that show a new
+// secret, and the bodies that choose the kind all take them from here.
+const SIGNATURE_MEANING =
+  'How its deliveries are signed (Standard Webhooks), in `webhook-signature`. `hmac`: `v1,` and the base64 ' +
+  `HMAC-SHA256 with a \`${WEBHOOK_SECRET_PREFIX}\` secret the receiver holds too. \`ed25519\`: \`v1a,\` and the base64 ` +
+  'Ed25519 signature made with a private key only the service holds; the receiver verifies it with `publicKey`.';
+const signature = (more = '') =>
+  Type.Unsafe<(typeof WEBHOOK_SIGNATURES)[number]>({
+    type: 'string',
+    enum: [...WEBHOOK_SIGNATURES],
+    description: SIGNATURE_MEANING + more,
+  });
+const publicKey = (description: string) =>
+  Type.Union([Type.String({ pattern: `^${PUBLIC_KEY_PREFIX}` }), Type.Null()], {
+    description: `An Ed25519 public key: \`${PUBLIC_KEY_PREFIX}\` and the base64 of its 32 raw bytes. ${description}`,
+  });
+const SIGNATURE_PROPERTIES = {
+  signature: signature(),
+  publicKey: publicKey('It verifies the `v1a` signature of every delivery; `null` when `signature` is `hmac`.'),
+  previousPublicKey: publicKey(
+    'The one replaced by the latest rotation (or change of `signature`), which verifies the second signature ' +
+      'until `previousSecretExpiresAt`; `null` when no Ed25519 key was replaced.',
+  ),
+};
+const SHOWN_ONCE = `Present only when \`signature\` is \`hmac\`: an Ed25519 endpoint has no secret to share.`;
+
 const PreviousSecretExpiresAt = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
   description:
     'Until when (UTC) the secret replaced by the latest rotation also signs every delivery, beside the ' +
@@ -69,6 +96,7 @@ const ENDPOINT_PROPERTIES = {
   description: Type.Union([Description, Type.Null()]),
   enabled: Type.Boolean({ description: 'Only an enabled endpoint is sent the events recorded meanwhile.' }),
   ordering: ordering(),
+  ...SIGNATURE_PROPERTIES,
   createdAt: Type.String({ format: 'date-time', description: 'When the endpoint was registered (UTC).' }),
   previousSecretExpiresAt: PreviousSecretExpiresAt,
   disabledReason: Type.Union(
@@ -93,20 +121,45 @@ const ENDPOINT_PROPERTIES = {
 export const WebhookEndpoint = Type.Object(ENDPOINT_PROPERTIES, {
   $id: 'WebhookEndpoint',
   additionalProperties: false,
-  description: 'Where the service sends events; its signing secret is shown only when it is created or rotated.',
+  description:
+    'Where the service sends events; its signing secret is shown only when it is created or rotated (or changed ' +
+    'to `hmac`), its public key always.',
 });
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 /** `subject` or `none`: how an endpoint's deliveries are ordered. */
 export type DeliveryOrdering = WebhookEndpoint['ordering'];
+/** `hmac` or `ed25519`: how an endpoint's deliveries are signed. */
+export type WebhookSignature = WebhookEndpoint['signature'];
 
 export const CreatedWebhookEndpoint = Type.Object(
   {
     ...ENDPOINT_PROPERTIES,
-    secret: secret('Shown only now: keep it to verify the `webhook-signature` of every delivery.'),
+    secret: Type.Optional(
+      secret(`Shown only now: keep it to verify the \`webhook-signature\` of every delivery. ${SHOWN_ONCE}`),
+    ),
   },
-  { $id: 'CreatedWebhookEndpoint', additionalProperties: false, description: 'A new endpoint, with its secret.' },
+  {
+    $id: 'CreatedWebhookEndpoint',
+    additionalProperties: false,
+    description: 'A new endpoint, with its secret (HMAC) or its public key (Ed25519).',
+  },
 );
 export type CreatedWebhookEndpoint = Static<typeof CreatedWebhookEndpoint>;
+
+export const ChangedWebhookEndpoint = Type.Object(
+  {
+    ...ENDPOINT_PROPERTIES,
+    secret: Type.Optional(
+      secret('Present only when this change made `signature` `hmac`: the new secret, shown only now.'),
+    ),
+  },
+  {
+    $id: 'ChangedWebhookEndpoint',
+    additionalProperties: false,
+    description: 'The endpoint, changed; with its new secret when the change made one to share.',
+  },
+);
+export type ChangedWebhookEndpoint = Static<typeof ChangedWebhookEndpoint>;
 
 export const NewWebhookEndpoint = Type.Object(
   {
@@ -118,6 +171,8 @@ export const NewWebhookEndpoint = Type.Object(
     description: Type.Optional(Description),
     // Defaulted by the route, as events is.
     ordering: Type.Optional(ordering(` By default \`${DEFAULT_DELIVERY_ORDERING}\`.`)),
+    // Defaulted by the route, as events is.
+    signature: Type.Optional(signature(` By default \`${DEFAULT_WEBHOOK_SIGNATURE}\`.`)),
     owner: Type.Optional(
       owner("Whose endpoint it is; by default the key's own owner. Naming another owner needs the `admin` scope."),
     ),
@@ -133,6 +188,13 @@ export const WebhookEndpointChange = Type.Object(
     enabled: Type.Optional(Type.Boolean()),
     description: Type.Optional(Type.Union([Description, Type.Null()], { description: '`null` clears it.' })),
     ordering: Type.Optional(ordering()),
+    signature: Type.Optional(
+      signature(
+        ' A different kind acts as a rotation: the endpoint gets a new secret or key pair of that kind, and the ' +
+          'one it had keeps signing beside it for a day (`previousSecretExpiresAt`), so a receiver moves over ' +
+          'without missing a delivery. The same kind changes nothing.',
+      ),
+    ),
   },
   {
     $id: 'WebhookEndpointChange',
@@ -165,7 +227,10 @@ export type WebhookSecretRotation = Static<typeof WebhookSecretRotation>;
 
 export const RotatedWebhookSecret = Type.Object(
   {
-    secret: secret('The new one, shown only now: every delivery is signed with it from now on.'),
+    secret: Type.Optional(
+      secret(`The new one, shown only now: every delivery is signed with it from now on. ${SHOWN_ONCE}`),
+    ),
+    ...SIGNATURE_PROPERTIES,
     previousSecretExpiresAt: PreviousSecretExpiresAt,
   },
   { $id: 'RotatedWebhookSecret', additionalProperties: false, description: "An endpoint's new signing secret." },

@@ -1,6 +1,7 @@
 import type { DeliveryOrdering } from '../domain/delivery-ordering.js';
 import type { DisabledReason } from '../domain/disabled-reason.js';
 import type { EventType } from '../domain/event-types.js';
+import type { SigningKey } from '../domain/webhook-signature.js';
 
 // The records of webhook endpoints (WebhookStore, store.ts): a leaf beside records.ts, which names them too.
 
@@ -13,8 +14,13 @@ export interface NewWebhookEndpointRecord {
   readonly description: string | null;
   /** Whether a subject's deliveries wait for its earlier ones (src/domain/delivery-ordering.ts). */
   readonly ordering: DeliveryOrdering;
-  /** Standard Webhooks' `whsec_…`: kept as it is, since the service signs with it. */
+  /**
+   * Standard Webhooks' `whsec_…`, or an Ed25519 private key `whsk_…` (src/domain/webhook-signature.ts): kept as it
+   * is, since the service signs with it.
+   */
   readonly secret: string;
+  /** The `whpk_…` that verifies an Ed25519 secret's signatures; null for an HMAC secret. */
+  readonly publicKey: string | null;
   readonly createdAt: Date;
 }
 
@@ -41,6 +47,8 @@ export interface WebhookEndpointRecord extends NewWebhookEndpointRecord, Signing
   readonly disabledAt: Date | null;
   /** No attempt before this time: the receiver asked, with Retry-After; null when it never did. */
   readonly pausedUntil: Date | null;
+  /** The public key of the previous secret, kept with it: null when that is an HMAC secret or there is none. */
+  readonly previousPublicKey: string | null;
 }
 
 /** An endpoint as an event about it keeps it: never a secret, only until when the previous one signs. */
@@ -49,8 +57,7 @@ export type WebhookEndpointSnapshot = Omit<WebhookEndpointRecord, 'secret' | 'pr
 };
 
 /** A new secret for an endpoint; the one it replaces signs too until `previousExpiresAt` (null: not at all). */
-export interface SecretRotation {
-  readonly secret: string;
+export interface SecretRotation extends SigningKey {
   readonly previousExpiresAt: Date | null;
 }
 
@@ -68,4 +75,6 @@ export interface WebhookEndpointChange {
   readonly enabled?: boolean | undefined;
   readonly description?: string | null | undefined;
   readonly ordering?: DeliveryOrdering | undefined;
+  /** A secret of another kind of signature: a rotation to it, made only when the endpoint's kind differs. */
+  readonly signingKey?: SecretRotation | undefined;
 }

@@ -1,5 +1,6 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createPrivateKey, type KeyObject, sign } from 'node:crypto';
 import { WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
+import { PRIVATE_KEY_PREFIX } from '../domain/webhook-signature.js';
 import type { SigningSecrets } from '../store/webhook-endpoint-records.js';
 
 /**
@@ -10,23 +11,47 @@ export function signingSecrets({ secret, previousSecret }: SigningSecrets, at: D
   return previousSecret !== null && at < previousSecret.expiresAt ? [secret, previousSecret.secret] : [secret];
 }
 
+/** Parsed Ed25519 keys by their secret, so an attempt does not parse its DER again; bounded, oldest out first. */
+const privateKeys = new Map<string, KeyObject>();
+const PRIVATE_KEYS_KEPT = 10_000;
+
+function privateKey(secret: string): KeyObject {
+  let key = privateKeys.get(secret);
+  if (key === undefined) {
+    const der = Buffer.from(secret.slice(PRIVATE_KEY_PREFIX.length), 'base64');
+    key = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+    if (privateKeys.size >= PRIVATE_KEYS_KEPT) privateKeys.delete(privateKeys.keys().next().value ?? '');
+    privateKeys.set(secret, key);
+  }
+  return key;
+}
+
+/**
+ * One signature of Standard Webhooks' signed content "{id}.{timestamp}.{body}", by the secret's kind: `v1,` + the
+ * base64 HMAC-SHA256 keyed with a `whsec_` secret's bytes (the base64 after the prefix), or `v1a,` + the base64
+ * Ed25519 signature made with a `whsk_` private key (src/domain/webhook-signature.ts).
+ */
+function signWith(secret: string, content: string): string {
+  if (secret.startsWith(PRIVATE_KEY_PREFIX)) {
+    return `v1a,${sign(null, Buffer.from(content), privateKey(secret)).toString('base64')}`;
+  }
+  const key = Buffer.from(secret.slice(WEBHOOK_SECRET_PREFIX.length), 'base64');
+  return `v1,${createHmac('sha256', key).update(content).digest('base64')}`;
+}
+
 /**
  * The headers of one Standard Webhooks attempt (standardwebhooks.com): the event id, this attempt's time in
- * Unix seconds, and per secret `v1,` + the base64 HMAC-SHA256 of "{id}.{timestamp}.{body}", keyed with the
- * secret's bytes (the base64 after `whsec_`); several are separated by spaces, as the specification provides
- * for rotation, and a receiver accepts the attempt when any one verifies. A new attempt is signed anew, with
- * its own timestamp.
+ * Unix seconds, and a signature per secret (signWith); several are separated by spaces, as the specification
+ * provides for rotation, and a receiver accepts the attempt when any one it can check verifies. A new attempt
+ * is signed anew, with its own timestamp.
  */
 export function webhookHeaders(secrets: readonly string[], id: string, at: Date, body: string): Record<string, string> {
   const timestamp = String(Math.floor(at.getTime() / 1000));
-  const sign = (secret: string) => {
-    const key = Buffer.from(secret.slice(WEBHOOK_SECRET_PREFIX.length), 'base64');
-    return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
-  };
+  const content = `${id}.${timestamp}.${body}`;
   return {
     'content-type': 'application/json',
     'webhook-id': id,
     'webhook-timestamp': timestamp,
-    'webhook-signature': secrets.map(sign).join(' '),
+    'webhook-signature': secrets.map((secret) => signWith(secret, content)).join(' '),
   };
 }

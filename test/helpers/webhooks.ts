@@ -1,4 +1,7 @@
+import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import type { Received } from '../../dev/webhook-receiver.js';
 import type { Lookup } from '../../src/webhooks/target-policy.js';
 import { type Harness, startHarness } from './harness.js';
 import type { StoreBackend } from './stores.js';
@@ -37,4 +40,15 @@ export async function deliveryLog(h: Harness, endpoint: number): Promise<any[]> 
   const result = await h.call('GET', `/v1/webhooks/${endpoint}/deliveries?limit=100`);
   if (result.status !== 200) throw new Error(`deliveries log: ${result.status} ${result.text}`);
   return result.json;
+}
+
+/** Whether a receiver holding only the HMAC `secret` accepts the request, as the `standardwebhooks` package checks it. */
+export function hmacVerifies(secret: string, request: Received | undefined): boolean {
+  assert.ok(request, 'the request arrived');
+  try {
+    new Webhook(secret).verify(request.body, request.headers);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -15,7 +15,10 @@ const FIELDS = [
   'ordering',
   'owner',
   'pausedUntil',
+  'previousPublicKey',
   'previousSecretExpiresAt',
+  'publicKey',
+  'signature',
   'url',
 ];
 
@@ -32,6 +35,7 @@ eachBackend((backend) => {
       assert.equal(created.description, null);
       assert.equal(created.enabled, true);
       assert.equal(created.ordering, 'subject', "a subject's events in order, unless asked otherwise");
+      assert.deepEqual([created.signature, created.publicKey, created.previousPublicKey], ['hmac', null, null]);
       assert.ok(Math.abs(Date.parse(created.createdAt) - Date.now()) < 60_000);
       const [, base64 = ''] = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(created.secret) ?? [];
       assert.ok(Buffer.from(base64, 'base64').length >= 24, created.secret);
@@ -120,7 +124,7 @@ eachBackend((backend) => {
       );
       assert.match(
         expectError(await patch({}), 400, 'invalid_request'),
-        /^body must contain at least one of: url, events, enabled, description, ordering$/,
+        /^body must contain at least one of: url, events, enabled, description, ordering, signature$/,
       );
       assert.match(
         expectError(await patch({ ordering: 'fifo' }), 400, 'invalid_request'),

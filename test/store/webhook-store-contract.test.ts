@@ -13,6 +13,7 @@ const endpoint = (overrides: Partial<NewWebhookEndpointRecord> = {}): NewWebhook
   description: null,
   ordering: 'subject',
   secret: 'whsec_c2VjcmV0',
+  publicKey: null,
   createdAt: new Date('2026-01-02T03:04:05.678Z'),
   ...overrides,
 });
@@ -30,7 +31,8 @@ eachBackend((backend) => {
       const created = await addEndpoint(store, endpoint({ description: 'Ünïcode 🐈' }));
       const fields = endpoint({ description: 'Ünïcode 🐈' });
       const health = { disabledReason: null, disabledAt: null, pausedUntil: null };
-      assert.deepEqual(created, { id: created.id, enabled: true, previousSecret: null, ...health, ...fields });
+      const previous = { previousSecret: null, previousPublicKey: null };
+      assert.deepEqual(created, { id: created.id, enabled: true, ...previous, ...health, ...fields });
       assert.deepEqual(await store.webhooks.get(created.id), created);
       assert.equal(await store.webhooks.get(created.id + 1), undefined);
       const more = [await addEndpoint(store, endpoint({ ordering: 'none' })), await addEndpoint(store, endpoint())];
@@ -54,6 +56,7 @@ eachBackend((backend) => {
         id,
         enabled: false,
         previousSecret: null,
+        previousPublicKey: null,
         disabledReason: 'manual',
         disabledAt,
         pausedUntil: null,
@@ -79,7 +82,11 @@ eachBackend((backend) => {
       const created = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       const { id } = created;
       const until = new Date('2026-01-03T03:04:05.678Z');
-      const first = await store.webhooks.rotateSecret(id, { secret: 'whsec_Zmlyc3Q=', previousExpiresAt: until });
+      const first = await store.webhooks.rotateSecret(id, {
+        secret: 'whsec_Zmlyc3Q=',
+        publicKey: null,
+        previousExpiresAt: until,
+      });
       assert.deepEqual(first, {
         ...created,
         secret: 'whsec_Zmlyc3Q=',
@@ -88,7 +95,11 @@ eachBackend((backend) => {
       assert.deepEqual(await store.webhooks.get(id), first);
       // Inside the window: the secret it replaces becomes the previous one, the older is gone.
       const later = new Date('2026-01-04T00:00:00.000Z');
-      const second = await store.webhooks.rotateSecret(id, { secret: 'whsec_c2Vjb25k', previousExpiresAt: later });
+      const second = await store.webhooks.rotateSecret(id, {
+        secret: 'whsec_c2Vjb25k',
+        publicKey: null,
+        previousExpiresAt: later,
+      });
       assert.deepEqual(second?.previousSecret, { secret: 'whsec_Zmlyc3Q=', expiresAt: later });
       await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
       const [delivery] = await claimEverything(store);
@@ -106,11 +117,68 @@ eachBackend((backend) => {
         [[id, { secret: 'whsec_c2Vjb25k', previousSecret: { secret: 'whsec_Zmlyc3Q=', expiresAt: later } }]],
       );
       // No overlap: the replaced secret stops at once.
-      const third = await store.webhooks.rotateSecret(id, { secret: 'whsec_dGhpcmQ=', previousExpiresAt: null });
+      const third = await store.webhooks.rotateSecret(id, {
+        secret: 'whsec_dGhpcmQ=',
+        publicKey: null,
+        previousExpiresAt: null,
+      });
       assert.deepEqual(third, { ...created, secret: 'whsec_dGhpcmQ=', previousSecret: null });
       assert.equal(
-        await store.webhooks.rotateSecret(id + 1, { secret: 'whsec_eA==', previousExpiresAt: null }),
+        await store.webhooks.rotateSecret(id + 1, { secret: 'whsec_eA==', publicKey: null, previousExpiresAt: null }),
         undefined,
+      );
+    });
+
+    test('public keys: kept with an Ed25519 secret, replaced with it by rotations and changes of kind', async (t) => {
+      const { store } = await fresh(t);
+      const created = await addEndpoint(store, endpoint({ secret: 'whsk_YQ==', publicKey: 'whpk_QQ==' }));
+      const { id } = created;
+      assert.deepEqual(
+        [created.secret, created.publicKey, created.previousPublicKey],
+        ['whsk_YQ==', 'whpk_QQ==', null],
+      );
+      assert.deepEqual(await store.webhooks.get(id), created);
+      const until = new Date('2026-01-03T03:04:05.678Z');
+      // A change to the kind it has changes nothing.
+      const same = { secret: 'whsk_Yg==', publicKey: 'whpk_Qg==', previousExpiresAt: until };
+      assert.deepEqual(await store.webhooks.update(id, { signingKey: same }), created);
+      // To the other kind: a rotation, with the rest of the change.
+      const hmac = { secret: 'whsec_Yw==', publicKey: null, previousExpiresAt: until };
+      const switched = await store.webhooks.update(id, { description: 'now HMAC', signingKey: hmac });
+      const previousSecret = { secret: 'whsk_YQ==', expiresAt: until };
+      assert.deepEqual(switched, {
+        ...created,
+        description: 'now HMAC',
+        secret: 'whsec_Yw==',
+        publicKey: null,
+        previousSecret,
+        previousPublicKey: 'whpk_QQ==',
+      });
+      assert.deepEqual(await store.webhooks.get(id), switched);
+      assert.deepEqual(
+        [...(await store.deliveries.signingSecrets([id]))],
+        [[id, { secret: 'whsec_Yw==', previousSecret }]],
+      );
+      assert.deepEqual(await store.webhooks.update(id, { signingKey: { ...hmac, secret: 'whsec_ZA==' } }), switched);
+      // A rotation to Ed25519 leaves the HMAC secret previous, with no public key.
+      const later = new Date('2026-01-04T00:00:00.000Z');
+      const rotated = await store.webhooks.rotateSecret(id, {
+        secret: 'whsk_ZQ==',
+        publicKey: 'whpk_RQ==',
+        previousExpiresAt: later,
+      });
+      assert.deepEqual(
+        [rotated?.publicKey, rotated?.previousSecret, rotated?.previousPublicKey],
+        ['whpk_RQ==', { secret: 'whsec_Yw==', expiresAt: later }, null],
+      );
+      const alone = await store.webhooks.rotateSecret(id, {
+        secret: 'whsk_Zg==',
+        publicKey: 'whpk_Rg==',
+        previousExpiresAt: null,
+      });
+      assert.deepEqual(
+        [alone?.secret, alone?.publicKey, alone?.previousSecret, alone?.previousPublicKey],
+        ['whsk_Zg==', 'whpk_Rg==', null, null],
       );
     });
 

@@ -11,6 +11,8 @@ import {
   enabledChange,
   endpointFromRow,
   eventsColumn,
+  otherKind,
+  rotationSet,
   type WebhookEndpointRow,
   webhookQueries,
 } from '../shared/webhook-rows.js';
@@ -36,24 +38,24 @@ const QUERIES = {
   // Its own statement after the lock (insert): a statement's snapshot is taken before it waits, so a count in
   // the locking statement could miss an insert that committed meanwhile, and owners racing could pass the bound.
   inIdOrder: `SELECT pg_advisory_xact_lock(${lockKey('webhook-endpoint-ids')})`,
-  insert: `INSERT INTO webhook_endpoints (owner, url, events, description, ordering, enabled, secret, created_at)
-    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, true, $6::text, $7::timestamptz
+  insert: `INSERT INTO webhook_endpoints
+      (owner, url, events, description, ordering, enabled, secret, public_key, created_at)
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, true, $6::text, $9::text, $7::timestamptz
     WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = $1::text) < $8::bigint
     RETURNING ${ENDPOINT_COLUMNS}`,
   ownerPage: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = $1 AND id > $2 ORDER BY id LIMIT $3`,
   update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
     enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
     ordering = coalesce($6::text, ordering),
+    ${rotationSet({ when: otherKind('$7::text', '$8::text'), secret: '$7::text', publicKey: '$8::text', expiresAt: '$9::timestamptz' })},
     ${enabledChange({ on: '$3::boolean', off: 'NOT $3::boolean', was: 'enabled' }, 'now()')}
-    WHERE id = $7 RETURNING ${ENDPOINT_COLUMNS}`,
+    WHERE id = $10 RETURNING ${ENDPOINT_COLUMNS}`,
   // Before an update enables a disabled endpoint (locked by the settle): what waited for it is due at once.
   resume: `UPDATE webhook_deliveries SET next_attempt_at = least(next_attempt_at, now())
     WHERE status = 'pending' AND endpoint_id = (SELECT id FROM webhook_endpoints WHERE id = $1 AND NOT enabled)`,
-  // The right-hand `secret` is the row's before the update: the one replaced. A concurrent rotation waits
-  // for the row's lock and then replaces this one's secret, so two sign at most.
-  rotate: `UPDATE webhook_endpoints SET secret = $2::text,
-    previous_secret = CASE WHEN $3::timestamptz IS NULL THEN NULL ELSE secret END,
-    previous_secret_expires_at = $3::timestamptz
+  // A concurrent rotation waits for the row's lock and then replaces this one's secret, so two sign at most.
+  rotate: `UPDATE webhook_endpoints
+    SET ${rotationSet({ when: 'TRUE', secret: '$2::text', publicKey: '$4::text', expiresAt: '$3::timestamptz' })}
     WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
   ...webhookQueries(postgresParam),
 };
@@ -83,6 +85,7 @@ export class PostgresWebhookStore implements WebhookStore {
       endpoint.secret,
       endpoint.createdAt,
       perOwner,
+      endpoint.publicKey,
     ];
     const row = await this.#db.transaction(async (client) => {
       await client.query({ name: 'webhooks-in-id-order', text: QUERIES.inIdOrder });
@@ -126,7 +129,7 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async rotateSecret(id: number, rotation: SecretRotation): Promise<WebhookEndpointRecord | undefined> {
-    const values = [id, rotation.secret, rotation.previousExpiresAt];
+    const values = [id, rotation.secret, rotation.previousExpiresAt, rotation.publicKey];
     const [row] = await this.#db.rows<Row>('webhooks-rotate', QUERIES.rotate, values);
     return row === undefined ? undefined : fromRow(row);
   }

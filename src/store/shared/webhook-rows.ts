@@ -18,7 +18,7 @@ import type { Param } from './sql-params.js';
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
 export const ENDPOINT_COLUMNS =
   'id, owner, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at, ' +
-  'disabled_reason, disabled_at, paused_until, ordering';
+  'disabled_reason, disabled_at, paused_until, ordering, public_key, previous_public_key';
 const ATTEMPT_COLUMNS =
   'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by, ' +
   'waiting_for, duration_ms, response_body, response_body_truncated';
@@ -69,7 +69,8 @@ export const eventsColumn = (events: readonly EventType[]) => events.join(',');
 
 /**
  * The parameters of both backends' one update statement: url, events, enabled (null keeps the column), then
- * whether to set description and its value (a flag of its own, since null clears it), then ordering (null keeps it).
+ * whether to set description and its value (a flag of its own, since null clears it), then ordering (null keeps
+ * it), then a change of signature's secret, public key and overlap (a null secret keeps them: rotationSet).
  */
 export function changeValues(change: WebhookEndpointChange) {
   return [
@@ -79,8 +80,40 @@ export function changeValues(change: WebhookEndpointChange) {
     change.description !== undefined,
     change.description ?? null,
     change.ordering ?? null,
+    change.signingKey?.secret ?? null,
+    change.signingKey?.publicKey ?? null,
+    change.signingKey?.previousExpiresAt ?? null,
   ] as const;
 }
+
+/** A rotation's parameters in a backend's syntax, and the condition it is made under. */
+interface RotationSql {
+  readonly when: string;
+  readonly secret: string;
+  readonly publicKey: string;
+  readonly expiresAt: string;
+}
+
+/**
+ * A rotation's assignments, for the rotation itself (`when` always) and for a change of signature (`when` the
+ * new secret's kind differs from the endpoint's: one with a public key is Ed25519, src/domain/webhook-signature.ts).
+ * The right-hand columns are the row's before the update: the secret and public key replaced become the previous
+ * ones while `expiresAt` is set, dropping any older: two secrets at most sign at once.
+ */
+export function rotationSet({ when, secret, publicKey, expiresAt }: RotationSql): string {
+  const set = (column: string, value: string) => `${column} = CASE WHEN ${when} THEN ${value} ELSE ${column} END`;
+  return [
+    set('secret', secret),
+    set('public_key', publicKey),
+    set('previous_secret', `CASE WHEN ${expiresAt} IS NULL THEN NULL ELSE secret END`),
+    set('previous_public_key', `CASE WHEN ${expiresAt} IS NULL THEN NULL ELSE public_key END`),
+    set('previous_secret_expires_at', expiresAt),
+  ].join(',\n    ');
+}
+
+/** A change of signature's condition: a new secret, of the kind the endpoint has not. */
+export const otherKind = (secret: string, publicKey: string) =>
+  `${secret} IS NOT NULL AND (public_key IS NULL) = (${publicKey} IS NOT NULL)`;
 
 /** An update's `enabled` in a backend's syntax: true, false (each false when it is kept), and the row's own. */
 interface EnabledSql {
@@ -126,6 +159,9 @@ export interface WebhookEndpointRow<D> extends SecretsRow<D> {
   paused_until?: D | null;
   /** Absent from the data of events recorded before it existed: those endpoints were given the default. */
   ordering?: DeliveryOrdering;
+  /** Absent from the data of events recorded before they existed: those endpoints signed with HMAC. */
+  public_key?: string | null;
+  previous_public_key?: string | null;
 }
 
 export interface DeliveryAttemptRow<D> {
@@ -168,6 +204,8 @@ function shownFromRow<D>(row: EndpointEventRow<D>, toDate: ToDate<D>) {
     disabledAt: row.disabled_at === null ? null : toDate(row.disabled_at),
     pausedUntil: row.paused_until == null ? null : toDate(row.paused_until),
     ordering: row.ordering ?? DEFAULT_DELIVERY_ORDERING,
+    publicKey: row.public_key ?? null,
+    previousPublicKey: row.previous_public_key ?? null,
   };
 }
 

@@ -295,4 +295,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE webhook_attempts ADD COLUMN response_body TEXT;
   ALTER TABLE webhook_attempts ADD COLUMN response_body_truncated INTEGER;
   `,
+  `
+  -- An Ed25519 endpoint's public keys (docs/decisions/public-key-signatures.md): the one that verifies what its
+  -- secret (a \`whsk_\` private key, kept in \`secret\` as HMAC secrets are) signs, and the previous secret's
+  -- while that still signs. Null for HMAC secrets, so the endpoints from before are HMAC ones.
+  ALTER TABLE webhook_endpoints ADD COLUMN public_key TEXT;
+  ALTER TABLE webhook_endpoints ADD COLUMN previous_public_key TEXT;
+  `,
 ];

@@ -13,6 +13,8 @@ import {
   enabledChange,
   endpointFromRow,
   eventsColumn,
+  otherKind,
+  rotationSet,
   type WebhookEndpointRow,
   webhookQueries,
 } from '../shared/webhook-rows.js';
@@ -32,29 +34,30 @@ type SqlValue = string | number | null;
 
 const fromRow = (row: Row) => endpointFromRow(row, fromMilliseconds);
 const recordOrNone = (row: Row | undefined) => (row === undefined ? undefined : fromRow(row));
-/** SQLite binds no booleans. */
-const bindable = (value: string | boolean | null): SqlValue => (typeof value === 'boolean' ? Number(value) : value);
+/** SQLite binds no booleans, and keeps times as milliseconds. */
+const bindable = (value: string | boolean | Date | null): SqlValue =>
+  typeof value === 'boolean' ? Number(value) : value instanceof Date ? value.getTime() : value;
 
 const QUERIES = {
   // Sent only what is recorded from now on (fan-out.ts).
   // At the owner's bound it inserts nothing: one writer at a time, so the count is the one it adds to.
   insert: `INSERT INTO webhook_endpoints
-      (owner, url, events, description, ordering, enabled, secret, created_at, fanned_seq)
-    SELECT @owner, @url, @events, @description, @ordering, 1, @secret, @createdAt, ${EVENTS_HEAD}
+      (owner, url, events, description, ordering, enabled, secret, public_key, created_at, fanned_seq)
+    SELECT @owner, @url, @events, @description, @ordering, 1, @secret, @publicKey, @createdAt, ${EVENTS_HEAD}
     WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = @owner) < @perOwner
     RETURNING ${ENDPOINT_COLUMNS}`,
   ownerPage: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = ? AND id > ? ORDER BY id LIMIT ?`,
   update: `UPDATE webhook_endpoints SET url = coalesce(@url, url), events = coalesce(@events, events),
     enabled = coalesce(@enabled, enabled), description = CASE WHEN @setDescription THEN @description ELSE description END,
     ordering = coalesce(@ordering, ordering),
+    ${rotationSet({ when: otherKind('@secret', '@publicKey'), secret: '@secret', publicKey: '@publicKey', expiresAt: '@expiresAt' })},
     ${enabledChange({ on: '@enabled = 1', off: '@enabled = 0', was: 'enabled = 1' }, '@now')}
     WHERE id = @id RETURNING ${ENDPOINT_COLUMNS}`,
   // Before an update enables a disabled endpoint: what waited for it is due at once.
   resume: `UPDATE webhook_deliveries SET next_attempt_at = min(next_attempt_at, @now)
     WHERE status = 'pending' AND endpoint_id = (SELECT id FROM webhook_endpoints WHERE id = @id AND enabled = 0)`,
-  // The right-hand `secret` is the row's before the update: the one replaced.
-  rotate: `UPDATE webhook_endpoints SET secret = @secret,
-    previous_secret = CASE WHEN @expiresAt IS NULL THEN NULL ELSE secret END, previous_secret_expires_at = @expiresAt
+  rotate: `UPDATE webhook_endpoints
+    SET ${rotationSet({ when: 'TRUE', secret: '@secret', publicKey: '@publicKey', expiresAt: '@expiresAt' })}
     WHERE id = @id RETURNING ${ENDPOINT_COLUMNS}`,
   ...webhookQueries(sqliteParam),
 };
@@ -69,7 +72,7 @@ export class SqliteWebhookStore implements WebhookStore {
   readonly #ownerPage: Database.Statement<[string, number, number], Row>;
   readonly #update: Database.Statement<[Record<string, SqlValue>], Row>;
   readonly #resume: Database.Statement<[{ id: number; now: number }]>;
-  readonly #rotate: Database.Statement<[{ id: number; secret: string; expiresAt: number | null }], Row>;
+  readonly #rotate: Database.Statement<[Record<string, SqlValue>], Row>;
   readonly #remove: Database.Statement<[number]>;
   readonly #removeLog: Database.Statement<[number]>;
   readonly #attempts: Record<AttemptFilter, Database.Statement<SqlValue[], DeliveryAttemptRow<number>>>;
@@ -98,6 +101,7 @@ export class SqliteWebhookStore implements WebhookStore {
       description: endpoint.description,
       ordering: endpoint.ordering,
       secret: endpoint.secret,
+      publicKey: endpoint.publicKey,
       createdAt: endpoint.createdAt.getTime(),
       perOwner,
     };
@@ -118,19 +122,22 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
-    const [url, events, enabled, setDescription, description, ordering] = changeValues(change).map(bindable);
+    const [url, events, enabled, setDescription, description, ordering, secret, publicKey, expiresAt] =
+      changeValues(change).map(bindable);
     const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
     return this.#writes.run(() => {
       const now = Date.now();
       if (subscriptionChanges) this.#fanOut.settle(id);
       if (change.enabled === true) this.#resume.run({ id, now });
-      const values = { url, events, enabled, setDescription, description, ordering, now, id };
+      const signing = { secret, publicKey, expiresAt };
+      const values = { url, events, enabled, setDescription, description, ordering, ...signing, now, id };
       return recordOrNone(this.#update.get(values as Record<string, SqlValue>));
     });
   }
 
   rotateSecret(id: number, rotation: SecretRotation): Promise<WebhookEndpointRecord | undefined> {
-    const values = { id, secret: rotation.secret, expiresAt: rotation.previousExpiresAt?.getTime() ?? null };
+    const { secret, publicKey } = rotation;
+    const values = { id, secret, publicKey, expiresAt: rotation.previousExpiresAt?.getTime() ?? null };
     return this.#writes.run(() => recordOrNone(this.#rotate.get(values)));
   }
 
