@@ -26,9 +26,12 @@ const SIGNATURE_HEADERS: NonNullable<OpenAPIV3_2.PathItemObject['parameters']> =
     in: 'header',
     required: true,
     description:
-      '`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64-decoded ' +
-      "part of the endpoint's secret after `whsec_` (Standard Webhooks): verify it with the `standardwebhooks` " +
-      'library before trusting the body.',
+      'Standard Webhooks signatures of "{webhook-id}.{webhook-timestamp}.{body}", verified before trusting the ' +
+      "body. The endpoint's `signature` says which: `hmac`, `v1,<base64 HMAC-SHA256>` keyed with the " +
+      'base64-decoded part of its secret after `whsec_` (the `standardwebhooks` library verifies it); ' +
+      '`ed25519`, `v1a,<base64 Ed25519 signature>`, verified with its `publicKey` (`whpk_` + base64 of the raw ' +
+      "32 bytes; Node's `crypto.verify`). During a rotation, or a change of `signature`, two are sent, separated " +
+      'by a space (the new first): accept the attempt when one verifies.',
     schema: { type: 'string' },
   },
 ];
