@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../../dev/eventually.js';
 import { createKey } from '../../dev/petstore-cli.js';
+import { freePort, runCollecting as run } from '../helpers/child-output.js';
 import { eachBackend, request } from '../helpers/harness.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
 import { settledFeed } from '../helpers/settled-feed.js';
@@ -37,30 +36,6 @@ function consumerProject(t: TestContext): string {
   symlinkSync(ROOT, join(dir, 'node_modules', 'petstore'), 'dir');
   symlinkSync(join(ROOT, 'node_modules', 'standardwebhooks'), join(dir, 'node_modules', 'standardwebhooks'), 'dir');
   return dir;
-}
-
-/** Runs a command until the test ends, collecting its output. */
-function run(t: TestContext, command: string, args: string[], options: { cwd?: string; env: NodeJS.ProcessEnv }) {
-  const child: ChildProcess = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  let output = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk;
-  });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk;
-  });
-  return { child, output: () => output };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 eachBackend((backend) => {

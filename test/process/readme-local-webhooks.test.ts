@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../../dev/eventually.js';
 import { cliStdout } from '../../dev/petstore-cli.js';
+import { freePort, runCollecting } from '../helpers/child-output.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
 import { BACKENDS, type StoreBackend } from '../helpers/stores.js';
 
@@ -38,27 +37,8 @@ function terminals(block: string): string[] {
 }
 
 /** Runs a shell command until the test ends, collecting what it prints. */
-function shell(t: TestContext, command: string, env: NodeJS.ProcessEnv) {
-  const child: ChildProcess = spawn('bash', ['-c', command], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  let output = '';
-  for (const stream of [child.stdout, child.stderr]) {
-    stream?.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-  }
-  return () => output;
-}
-
-async function freePort(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return String(port);
-}
+const shell = (t: TestContext, command: string, env: NodeJS.ProcessEnv) =>
+  runCollecting(t, 'bash', ['-c', command], { env }).output;
 
 test("the README's local webhook trial: a receiver on this machine gets the test delivery", async (t) => {
   const { key: keyCommand, local } = partnerBlocks();
@@ -68,7 +48,7 @@ test("the README's local webhook trial: a receiver on this machine gets the test
   const key = (await cliStdout(keyCommand.split(' '), env)).trim();
   const serve = await startServe(t, env);
 
-  const port = await freePort();
+  const port = String(await freePort());
   assert.ok(receiver.includes(`.listen(${README_PORT})`) && partner.includes(`127.0.0.1:${README_PORT}/`));
   const here = (command: string) =>
     command.replaceAll(README_ORIGIN, serve.url).replaceAll(`127.0.0.1:${README_PORT}/`, `127.0.0.1:${port}/`);
