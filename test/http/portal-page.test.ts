@@ -433,6 +433,31 @@ eachBackend((backend) => {
       assert.deepEqual(problems, []);
     });
 
+    test('an Ed25519 endpoint shows its public key, and the previous one after a rotation; never a secret', async (t) => {
+      const h = await startHarness(t, backend, OPTIONS);
+      const receiver = await startReceiver(t);
+      const endpoint = await createEndpoint(h, { url: `${receiver.url}/keys`, signature: 'ed25519' });
+      const { page, problems } = await openPortal(t, h);
+      const card = page.locator('#list > li').filter({ hasText: endpoint.url });
+      await card.getByRole('button', { name: `Manage the endpoint ${endpoint.url}` }).click();
+      const signature = page.locator('#endpoint-signature');
+      await signature.getByText('Ed25519').waitFor();
+      assert.deepEqual(await signature.locator('.public-key').allTextContents(), [endpoint.publicKey]);
+
+      await page.getByRole('button', { name: 'Rotate the signing secret' }).click();
+      await statusSays(page, /^New key pair/);
+      const rotated = (await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json;
+      assert.equal(rotated.previousPublicKey, endpoint.publicKey);
+      await hasCount(signature.locator('.public-key'), 2);
+      assert.deepEqual(await signature.locator('.public-key').allTextContents(), [
+        rotated.publicKey,
+        endpoint.publicKey,
+      ]);
+      assert.match((await signature.textContent()) ?? '', /Previous public key: .+It also signs every delivery until /);
+      assert.equal(await page.locator('#endpoint-secret').textContent(), '', 'no secret panel');
+      assert.deepEqual(problems, []);
+    });
+
     test('an owner sees and reaches only its own endpoints', async (t) => {
       const h = await startHarness(t, backend, OPTIONS);
       const receiver = await startReceiver(t);

@@ -7,13 +7,22 @@ type DisabledReason = 'failing' | 'gone' | 'manual';
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 type DeliveryTrigger = 'event' | 'resend' | 'recover' | 'test';
 export type DeliveryOrdering = 'subject' | 'none';
+type WebhookSignature = 'hmac' | 'ed25519';
+
+/** How an endpoint's deliveries are signed, and the public keys that verify an Ed25519 one's. */
+export interface SignatureKeys {
+  readonly signature: WebhookSignature;
+  readonly publicKey: string | null;
+  readonly previousPublicKey: string | null;
+  readonly previousSecretExpiresAt: string | null;
+}
 
 export interface Session {
   readonly owner: string;
   readonly expiresAt: string;
 }
 
-export interface Endpoint {
+export interface Endpoint extends SignatureKeys {
   readonly id: number;
   readonly owner: string;
   readonly url: string;
@@ -25,11 +34,11 @@ export interface Endpoint {
   readonly disabledReason: DisabledReason | null;
   readonly disabledAt: string | null;
   readonly pausedUntil: string | null;
-  readonly previousSecretExpiresAt: string | null;
 }
 
+/** `secret` is absent for an Ed25519 endpoint: it has none to share. */
 export interface CreatedEndpoint extends Endpoint {
-  readonly secret: string;
+  readonly secret?: string;
 }
 
 export interface NewEndpoint {
@@ -72,9 +81,8 @@ export interface DeliveryFilter {
   readonly eventId?: string;
 }
 
-export interface RotatedSecret {
-  readonly secret: string;
-  readonly previousSecretExpiresAt: string | null;
+export interface RotatedSecret extends SignatureKeys {
+  readonly secret?: string;
 }
 
 export interface ResendAccepted {

@@ -8,6 +8,7 @@ import { addEventCheckboxes, checkEvents, checkedEvents } from './events-field.j
 import { act, announce } from './notices.js';
 import { addOrderingOptions, chosenOrdering } from './ordering-field.js';
 import { showSecret } from './secret-panel.js';
+import { signatureLines } from './signature-keys.js';
 
 /** One endpoint: its state, its actions (enable, test, rotate, delete), its change form, recovery and log. */
 
@@ -15,6 +16,7 @@ const section = byId('endpoint', HTMLElement);
 const title = byId('endpoint-title', HTMLHeadingElement);
 const state = byId('endpoint-state', HTMLParagraphElement);
 const ordering = byId('endpoint-ordering', HTMLParagraphElement);
+const signature = byId('endpoint-signature', HTMLDivElement);
 const secretPanel = byId('endpoint-secret', HTMLDivElement);
 const back = byId('endpoint-back', HTMLButtonElement);
 const toggle = byId('endpoint-toggle', HTMLButtonElement);
@@ -50,6 +52,7 @@ function render(endpoint: Endpoint): void {
   title.textContent = endpoint.url;
   state.replaceChildren(...endpointState(endpoint));
   ordering.textContent = endpointOrdering(endpoint);
+  signature.replaceChildren(...signatureLines(endpoint));
   toggle.textContent = endpoint.enabled ? 'Disable endpoint' : 'Enable endpoint';
   editUrl.value = endpoint.url;
   editDescription.value = endpoint.description ?? '';
@@ -128,6 +131,12 @@ rotate.addEventListener('click', () =>
   onCurrent(rotate, async (endpoint) => {
     const rotated = await rotateSecret(endpoint.id);
     const until = rotated.previousSecretExpiresAt;
+    render(await getEndpoint(endpoint.id));
+    // An Ed25519 endpoint has no secret to show: its new public key is on the page, with the previous one.
+    if (rotated.secret === undefined) {
+      announce('New key pair: its public key is shown; the previous key also signs while it is shown.');
+      return;
+    }
     showSecret(secretPanel, {
       heading: 'New signing secret',
       secret: rotated.secret,
@@ -138,7 +147,6 @@ rotate.addEventListener('click', () =>
       ],
       returnFocusTo: rotate,
     });
-    render(await getEndpoint(endpoint.id));
   }),
 );
 

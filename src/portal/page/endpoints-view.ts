@@ -110,11 +110,14 @@ createForm.addEventListener('submit', (event) => {
     });
     createForm.reset();
     checkEvents(createEvents, DEFAULT_EVENTS);
-    showSecret(createSecret, {
-      heading: `Signing secret of ${created.url}`,
-      secret: created.secret,
-      returnFocusTo: createUrl,
-    });
+    // The portal registers HMAC endpoints, whose answer has the secret.
+    if (created.secret !== undefined) {
+      showSecret(createSecret, {
+        heading: `Signing secret of ${created.url}`,
+        secret: created.secret,
+        returnFocusTo: createUrl,
+      });
+    }
     announce(`The endpoint ${created.url} is added.`);
     await showEndpoints();
   });
