@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { ClaimQuery, DueDelivery } from '../store/records.js';
 import { runAttempt } from './delivery-attempt.js';
 import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
@@ -123,8 +124,16 @@ export class Dispatcher {
     if (!this.#options.deliveries.unreached()) this.wake();
   }
 
-  /** Looks for due deliveries now, or after the claim under way (and its gap): one claim for all wakes meanwhile. */
+  /**
+   * Looks for due deliveries now, or after the claim under way (and its gap): one claim for all wakes meanwhile.
+   * Outside any trace, whoever wakes it (a request's commit, an attempt's end): the claims, the timers and
+   * the attempts it starts would otherwise join the waker's trace (nothing to do with tracing off).
+   */
   wake(): void {
+    context.with(ROOT_CONTEXT, () => this.#wake());
+  }
+
+  #wake(): void {
     if (this.#stopping) return;
     if (this.#claiming !== undefined || this.#gap !== undefined) {
       this.#claimAgain = true;

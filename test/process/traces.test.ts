@@ -1,34 +1,44 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
 import { createKey } from '../../dev/petstore-cli.js';
+import type { Receiver } from '../../dev/webhook-receiver.js';
 import { eachBackend, request } from '../helpers/harness.js';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
+import type { StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /** W3C Trace Context: version, trace id, parent (span) id, flags. */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
 
+/**
+ * `petstore serve` exporting its spans to a stub collector every 100 ms (rather than every 5 s), with a
+ * webhook endpoint at `receiver` for pet.created; `call` makes a request with the key.
+ */
+async function tracedWithEndpoint(t: TestContext, backend: StoreBackend, receiver: Receiver) {
+  const collector = await startOtlpReceiver(t);
+  const env = cliEnv(await freshDatabaseUrl(t, backend), {
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_SERVICE_NAME: 'petstore-under-test',
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_RETRY_SCHEDULE: '200ms',
+  });
+  const key = await createKey(env, 'traced');
+  const serve = await startServe(t, env);
+  const call = (method: string, path: string, body?: unknown) => request(serve.url, method, path, { body }, key);
+  const endpoint = await call('POST', '/v1/webhooks', { url: receiver.url, events: ['pet.created'] });
+  assert.equal(endpoint.status, 201, endpoint.text);
+  return { collector, call };
+}
+
 eachBackend((backend) => {
   describe(`traces [${backend.name}]`, () => {
     test('one trace from POST /v1/pets through each webhook attempt, and the receiver gets it', async (t) => {
-      const collector = await startOtlpReceiver(t);
       // The first attempt fails, the retry is delivered.
       const receiver = await startReceiver(t, (n) => ({ status: n === 0 ? 500 : 204 }));
-      const env = cliEnv(await freshDatabaseUrl(t, backend), {
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-        OTEL_SERVICE_NAME: 'petstore-under-test',
-        // Spans are exported every 100 ms rather than every 5 s.
-        OTEL_BSP_SCHEDULE_DELAY: '100',
-        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-        WEBHOOK_RETRY_SCHEDULE: '200ms',
-      });
-      const key = await createKey(env, 'traced');
-      const serve = await startServe(t, env);
-      const call = (method: string, path: string, body?: unknown) => request(serve.url, method, path, { body }, key);
-      const endpoint = await call('POST', '/v1/webhooks', { url: receiver.url, events: ['pet.created'] });
-      assert.equal(endpoint.status, 201, endpoint.text);
+      const { collector, call } = await tracedWithEndpoint(t, backend, receiver);
 
       const created = await call('POST', '/v1/pets', { name: 'Traced', categoryId: 1 });
       assert.equal(created.status, 201, created.text);
@@ -72,6 +82,48 @@ eachBackend((backend) => {
         [failed?.spanId, delivered?.spanId],
       );
       assert.deepEqual(collector.refused, []);
+    });
+
+    test('background work stays out of the traces of the requests and attempts that woke it', async (t) => {
+      const receiver = await startReceiver(t, () => ({ status: 204 }));
+      const { collector, call } = await tracedWithEndpoint(t, backend, receiver);
+      // The commit wakes the dispatcher from the request, the attempt's end wakes it again from the attempt.
+      const created = await call('POST', '/v1/pets', { name: 'Traced', categoryId: 1 });
+      assert.equal(created.status, 201, created.text);
+      await receiver.until((received) => received.length >= 1, 10_000);
+      const attempt = await eventually('the attempt span', () =>
+        collector.spans.find((span) => span.name === 'webhook pet.created'),
+      );
+      // Spans are exported as they end: once a later request's span is in, so are those of the claims
+      // made meanwhile, if they were traced.
+      assert.equal((await call('GET', '/v1/pets')).status, 200);
+      await eventually('the span of the later GET /v1/pets', () =>
+        collector.spans.find((span) => span.name === 'GET /v1/pets'),
+      );
+
+      const requestSpan = collector.spans.find((span) => span.name === 'POST /v1/pets');
+      assert.ok(requestSpan, 'the span of POST /v1/pets');
+      assert.equal(attempt.traceId, requestSpan.traceId, "the attempt stays in its change's trace");
+      const inChange = collector.spans.filter((span) => span.traceId === requestSpan.traceId);
+      const attemptSpans = new Set(inChange.filter((span) => span.name === attempt.name).map((span) => span.spanId));
+      const background = inChange.filter(
+        (span) => span.name.startsWith('deliveries.claim') || span.name.startsWith('events.purge'),
+      );
+      const parentOf = ({ parentSpanId }: { parentSpanId: string }) =>
+        parentSpanId === requestSpan.spanId
+          ? 'the request'
+          : attemptSpans.has(parentSpanId)
+            ? 'an attempt'
+            : parentSpanId;
+      assert.deepEqual(
+        background.map((span) => `${span.name} under ${parentOf(span)}`),
+        [],
+        "no claim or purge in the change's trace",
+      );
+      // An attempt's own children are its store calls: the secrets it signs with and its record.
+      for (const child of inChange.filter((span) => attemptSpans.has(span.parentSpanId))) {
+        assert.match(child.name, /^(webhooks|deliveries)\.(?!claim)/);
+      }
     });
 
     test("a client's traceparent is the parent of the request's trace", async (t) => {
