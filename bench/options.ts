@@ -35,6 +35,8 @@ export interface BenchOptions {
         readonly rev: string;
         readonly afterRev: string | undefined;
         readonly rounds: number;
+        /** --after-env: settings only the after build's service gets (the same build with tracing on, say). */
+        readonly afterEnv: Readonly<Record<string, string>>;
         /** Instructions per request under callgrind, which then decide; undefined without --instructions. */
         readonly instructions: InstructionSettings | undefined;
       }
@@ -62,6 +64,8 @@ export const USAGE = `Usage: npm run bench -- [options]
                        --duration is seconds per round (default 2; 1 with --quick); no ceiling, no
                        create-webhook, no --redis or --cpu-prof
   --after REV          with --against: serve git revision REV as after, instead of the working tree
+  --after-env NAME=V   with --against: give the after build's service this setting too (repeatable); with
+                       --after the same revision as --against, one build compared with itself, set otherwise
   --rounds N           with --against: rounds per order, even (default 8; 2 with --quick)
   --instructions       with --against: also serve each build under valgrind's callgrind (valgrind must be
                        installed; slow: 6.5 min for three scenarios on one store, more on a busy machine)
@@ -119,6 +123,7 @@ export const NOT_AGAINST = {
 interface AgainstValues {
   against?: string | undefined;
   after?: string | undefined;
+  'after-env'?: string[] | undefined;
   rounds?: string | undefined;
   instructions?: boolean | undefined;
   samples?: string | undefined;
@@ -127,7 +132,15 @@ interface AgainstValues {
 }
 
 /** The options that only mean something with --against, as named on the command line. */
-const AGAINST_ONLY = ['rounds', 'after', 'instructions', 'samples', 'sample-requests', 'warmup-requests'] as const;
+const AGAINST_ONLY = [
+  'rounds',
+  'after',
+  'after-env',
+  'instructions',
+  'samples',
+  'sample-requests',
+  'warmup-requests',
+] as const;
 
 function instructionSettings(values: AgainstValues, quick: boolean): InstructionSettings | undefined {
   const counts = ['samples', 'sample-requests', 'warmup-requests'] as const;
@@ -141,6 +154,17 @@ function instructionSettings(values: AgainstValues, quick: boolean): Instruction
     requestsPerSample: numberOption('sample-requests', values['sample-requests'], quick ? 20 : 200, 'count'),
     warmupRequests: numberOption('warmup-requests', values['warmup-requests'], quick ? 100 : 1000, 'count'),
   };
+}
+
+/** --after-env's NAME=VALUE settings. */
+function afterEnv(settings: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    settings.map((setting) => {
+      const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(setting);
+      if (match === null) throw new UsageError(`--after-env must be NAME=VALUE, got "${setting}"`);
+      return [match[1], match[2]];
+    }),
+  );
 }
 
 function againstOptions(
@@ -159,7 +183,13 @@ function againstOptions(
   const count = numberOption('rounds', rounds, quick ? 2 : 8, 'count');
   // ABBA: each place goes first as often as second, so the drift within a pair of rounds cancels.
   if (count % 2 !== 0) throw new UsageError(`--rounds must be even (ABBA goes by pairs of rounds), got "${rounds}"`);
-  return { rev, afterRev: after, rounds: count, instructions: instructionSettings(values, quick) };
+  return {
+    rev,
+    afterRev: after,
+    rounds: count,
+    afterEnv: afterEnv(values['after-env'] ?? []),
+    instructions: instructionSettings(values, quick),
+  };
 }
 
 /** Parses the command line; undefined means --help was asked for. */
@@ -182,6 +212,7 @@ export function parseOptions(args: string[], repoRoot: string): BenchOptions | u
       redis: { type: 'boolean', default: false },
       against: { type: 'string' },
       after: { type: 'string' },
+      'after-env': { type: 'string', multiple: true },
       rounds: { type: 'string' },
       instructions: { type: 'boolean', default: false },
       samples: { type: 'string' },

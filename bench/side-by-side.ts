@@ -75,7 +75,7 @@ export async function prepareSideBySide(
   repo: string,
   progress: (line: string) => void,
 ): Promise<SideBySide> {
-  const { rev, afterRev, rounds, instructions } = bench.options.against ?? {};
+  const { rev, afterRev, rounds, instructions, afterEnv = {} } = bench.options.against ?? {};
   if (rev === undefined || rounds === undefined) throw new Error('prepareSideBySide needs options.against');
   if (instructions !== undefined && !valgrindInstalled()) {
     throw new Error('counting instructions needs valgrind (apt-get install valgrind), or leave out --instructions');
@@ -92,8 +92,10 @@ export async function prepareSideBySide(
   // parseOptions refuses create-webhook when named, and leaves it out when not.
   const leftOut = [NOT_AGAINST['create-webhook']];
   for (const reason of leftOut) progress(`not compared: ${reason}`);
+  const settings = Object.entries(afterEnv).map(([name, value]) => `${name}=${value}`);
   const afterLabel =
-    afterRev === undefined ? `the working tree (${after.commit})` : `\`${after.rev}\` (${after.commit})`;
+    (afterRev === undefined ? `the working tree (${after.commit})` : `\`${after.rev}\` (${after.commit})`) +
+    (settings.length === 0 ? '' : ` with ${settings.join(', ')}`);
   bench.report.against = { rev, commit: before.commit, after: afterLabel, rounds, instructions, leftOut };
   return { ...bench, rounds, before, after, progress };
 }
@@ -119,7 +121,11 @@ async function startSide(
   const { options, dir, cleanup } = run;
   const { cli } = version === 'before' ? run.before : run.after;
   const database = await freshDatabase(store, dir, cleanup, label);
-  const env = { ...serviceEnv(database.url), PORT: String(port) };
+  const env = {
+    ...serviceEnv(database.url),
+    PORT: String(port),
+    ...(version === 'after' ? options.against?.afterEnv : undefined),
+  };
   await cliStdout(['migrate'], env, cli);
   const seeded = await seed(database, options.pets);
   const key = await createKey(env, 'bench', cli);

@@ -60,7 +60,13 @@ function round(before: number, after: number): Round {
 describe('bench --against options', () => {
   test('rounds of 2 s, 8 per order, create-webhook left out, the working tree as after; instructions on asking', () => {
     const options = parse('--against', 'de9857f');
-    assert.deepEqual(options.against, { rev: 'de9857f', afterRev: undefined, rounds: 8, instructions: undefined });
+    assert.deepEqual(options.against, {
+      rev: 'de9857f',
+      afterRev: undefined,
+      rounds: 8,
+      afterEnv: {},
+      instructions: undefined,
+    });
     assert.deepEqual(parse('--against', 'de9857f', '--instructions').against?.instructions, {
       samples: 9,
       requestsPerSample: 200,
@@ -77,8 +83,11 @@ describe('bench --against options', () => {
     assert.equal(quick.durationSeconds, 1);
     assert.deepEqual(quick.against?.instructions, { samples: 3, requestsPerSample: 20, warmupRequests: 100 });
     const given = parse('--against', 'v1', '--after', 'v2', '--rounds', '12', '--duration', '3');
-    assert.deepEqual(given.against, { rev: 'v1', afterRev: 'v2', rounds: 12, instructions: undefined });
+    assert.deepEqual(given.against, { rev: 'v1', afterRev: 'v2', rounds: 12, afterEnv: {}, instructions: undefined });
     assert.equal(given.durationSeconds, 3);
+    // The same build with a setting of its own on the after side: a URL's = and : stay in the value.
+    const traced = parse('--against', 'v1', '--after', 'v1', '--after-env', 'A=http://h:1/?x=y', '--after-env', 'B=');
+    assert.deepEqual(traced.against?.afterEnv, { A: 'http://h:1/?x=y', B: '' });
     const counted = parse(
       '--against',
       'v1',
@@ -106,6 +115,8 @@ describe('bench --against options', () => {
       [['--against', 'x', '--rounds', '0'], /--rounds must be a positive integer/],
       [['--rounds', '8'], /--rounds needs --against/],
       [['--after', 'y'], /--after needs --against/],
+      [['--after-env', 'A=1'], /--after-env needs --against/],
+      [['--against', 'x', '--after-env', 'no-setting'], /--after-env must be NAME=VALUE/],
       [['--instructions'], /--instructions needs --against/],
       [['--samples', '3'], /--samples needs --against/],
       [['--against', 'x', '--sample-requests', '9'], /--sample-requests counts instructions: only with --instructions/],
