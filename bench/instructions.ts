@@ -70,8 +70,9 @@ export function callgrindWrapper(dumpFile: string, logFile: string, gcAckFile: s
     args: ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${dumpFile}`, `--log-file=${logFile}`],
     nodeFlags: [...NODE_FLAGS, '--require', PRELOAD],
     env: { BENCH_GC_ACK: gcAckFile },
-    // Node starts 20–50 times slower under valgrind.
-    startTimeoutMs: 180_000,
+    // Node starts 20–50 times slower under valgrind, and both builds start at once: on a 2-core machine
+    // loaded by other work (load average 20), a traced service was not ready within 3 minutes.
+    startTimeoutMs: 900_000,
   };
 }
 
