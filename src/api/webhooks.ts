@@ -92,6 +92,7 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
         description,
         ordering = DEFAULT_DELIVERY_ORDERING,
         signature = DEFAULT_WEBHOOK_SIGNATURE,
+        rateLimit = null,
       } = request.body;
       const owner = ownerActedFor(request, request.body.owner);
       await allowTarget(url);
@@ -101,6 +102,7 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
         events,
         description: description ?? null,
         ordering,
+        rateLimit,
         ...generateSigningKey(signature),
       };
       const endpoint = await store.webhooks.create({ ...record, createdAt: clock() }, endpointsPerOwner);
@@ -171,7 +173,7 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
         description:
           'Changes the fields sent. A new `url` is checked as on registration; `enabled: false` stops sending ' +
           'events recorded from then on (`disabledReason: manual`); `enabled: true` clears `disabledReason` and ' +
-          'sends at once the deliveries that waited; `description: null` clears it; a `signature` of the other ' +
+          'sends at once the deliveries that waited; `description: null` and `rateLimit: null` clear them; a `signature` of the other ' +
           'kind rotates to a new secret of that kind (an `hmac` one is shown in this answer, only here), the ' +
           'one it had signing beside it for a day.',
         tags: TAGS,

@@ -235,8 +235,8 @@ export class PetstoreClient {
   }
 
   /**
-   * `changeWebhookEndpoint`: its `url`, `events`, `description`, `ordering`, `enabled` (enabling sends at
-   * once what waited) or `signature` (another kind rotates to a new secret of it; an `hmac` one is in this
+   * `changeWebhookEndpoint`: its `url`, `events`, `description`, `ordering`, `rateLimit` (`null` clears it),
+   * `enabled` (enabling sends at once what waited) or `signature` (another kind rotates to a new secret of it; an `hmac` one is in this
    * answer's `secret`, only here). Retried only where the service cannot have acted.
    */
   changeWebhookEndpoint(

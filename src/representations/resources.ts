@@ -41,6 +41,7 @@ export function toEndpointView(endpoint: WebhookEndpointSnapshot): WebhookEndpoi
     description: endpoint.description,
     enabled: endpoint.enabled,
     ordering: endpoint.ordering,
+    rateLimit: endpoint.rateLimit,
     ...signatureView(endpoint),
     createdAt: endpoint.createdAt.toISOString(),
     // Kept as it was set, so a past time says when the previous secret stopped signing.

@@ -3,6 +3,7 @@ import { DEFAULT_DELIVERY_ORDERING, DELIVERY_ORDERINGS } from '../domain/deliver
 import { DISABLED_REASONS, type DisabledReason } from '../domain/disabled-reason.js';
 import type { EventType } from '../domain/event-types.js';
 import { OWNER_PROBLEM, OWNER_RULE } from '../domain/owner.js';
+import { RATE_LIMIT_MAX, RATE_LIMIT_MIN } from '../domain/start-window.js';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
 import { DEFAULT_WEBHOOK_SIGNATURE, PUBLIC_KEY_PREFIX, WEBHOOK_SIGNATURES } from '../domain/webhook-signature.js';
 import { Int64 } from './int64.js';
@@ -46,6 +47,14 @@ const ordering = (more = '') =>
     enum: [...DELIVERY_ORDERINGS],
     description: ORDERING_MEANING + more,
   });
+
+/** An endpoint's rate limit (src/domain/start-window.ts): shown, set on create, changed and cleared alike. */
+const RateLimit = Type.Union([Type.Integer({ minimum: RATE_LIMIT_MIN, maximum: RATE_LIMIT_MAX }), Type.Null()], {
+  description:
+    `At most this many attempts started in any one second (${RATE_LIMIT_MIN}–${RATE_LIMIT_MAX.toLocaleString('en')}), ` +
+    'across every instance; deliveries past it wait as `pending` (no attempt is counted or failed for it), ' +
+    'and other endpoints never wait for it. `null`: no limit (the default).',
+});
 
 const secret = (description: string) =>
   Type.String({
@@ -96,6 +105,7 @@ const ENDPOINT_PROPERTIES = {
   description: Type.Union([Description, Type.Null()]),
   enabled: Type.Boolean({ description: 'Only an enabled endpoint is sent the events recorded meanwhile.' }),
   ordering: ordering(),
+  rateLimit: RateLimit,
   ...SIGNATURE_PROPERTIES,
   createdAt: Type.String({ format: 'date-time', description: 'When the endpoint was registered (UTC).' }),
   previousSecretExpiresAt: PreviousSecretExpiresAt,
@@ -173,6 +183,7 @@ export const NewWebhookEndpoint = Type.Object(
     ordering: Type.Optional(ordering(` By default \`${DEFAULT_DELIVERY_ORDERING}\`.`)),
     // Defaulted by the route, as events is.
     signature: Type.Optional(signature(` By default \`${DEFAULT_WEBHOOK_SIGNATURE}\`.`)),
+    rateLimit: Type.Optional(RateLimit),
     owner: Type.Optional(
       owner("Whose endpoint it is; by default the key's own owner. Naming another owner needs the `admin` scope."),
     ),
@@ -195,6 +206,7 @@ export const WebhookEndpointChange = Type.Object(
           'without missing a delivery. The same kind changes nothing.',
       ),
     ),
+    rateLimit: Type.Optional(RateLimit),
   },
   {
     $id: 'WebhookEndpointChange',

@@ -14,6 +14,8 @@ export interface NewWebhookEndpointRecord {
   readonly description: string | null;
   /** Whether a subject's deliveries wait for its earlier ones (src/domain/delivery-ordering.ts). */
   readonly ordering: DeliveryOrdering;
+  /** At most this many attempts started a second (src/domain/start-window.ts); null: no limit. */
+  readonly rateLimit: number | null;
   /**
    * Standard Webhooks' `whsec_…`, or an Ed25519 private key `whsk_…` (src/domain/webhook-signature.ts): kept as it
    * is, since the service signs with it.
@@ -77,4 +79,6 @@ export interface WebhookEndpointChange {
   readonly ordering?: DeliveryOrdering | undefined;
   /** A secret of another kind of signature: a rotation to it, made only when the endpoint's kind differs. */
   readonly signingKey?: SecretRotation | undefined;
+  /** null clears it. */
+  readonly rateLimit?: number | null | undefined;
 }

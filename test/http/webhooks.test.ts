@@ -18,6 +18,7 @@ const FIELDS = [
   'previousPublicKey',
   'previousSecretExpiresAt',
   'publicKey',
+  'rateLimit',
   'signature',
   'url',
 ];
@@ -36,6 +37,7 @@ eachBackend((backend) => {
       assert.equal(created.enabled, true);
       assert.equal(created.ordering, 'subject', "a subject's events in order, unless asked otherwise");
       assert.deepEqual([created.signature, created.publicKey, created.previousPublicKey], ['hmac', null, null]);
+      assert.equal(created.rateLimit, null, 'no rate limit unless asked');
       assert.ok(Math.abs(Date.parse(created.createdAt) - Date.now()) < 60_000);
       const [, base64 = ''] = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(created.secret) ?? [];
       assert.ok(Buffer.from(base64, 'base64').length >= 24, created.secret);
@@ -57,6 +59,12 @@ eachBackend((backend) => {
         (await h.call('GET', '/v1/webhooks')).json.map((endpoint: { ordering: string }) => endpoint.ordering),
         ['subject', 'subject', 'none'],
       );
+      for (const rateLimit of [1, 10_000]) {
+        const { secret: _limited, ...limited } = await createEndpoint(h, { rateLimit });
+        assert.equal(limited.rateLimit, rateLimit);
+        assert.deepEqual((await h.call('GET', `/v1/webhooks/${limited.id}`)).json, limited);
+      }
+      assert.equal((await createEndpoint(h, { rateLimit: null })).rateLimit, null, 'null is none, as left out');
     });
 
     test('a page of endpoints at a time in id order, without secrets; cursors are signed for this list', async (t) => {
@@ -104,6 +112,9 @@ eachBackend((backend) => {
         { ordering: 'none' },
         { enabled: true, events: ['pet.created'] },
         { ordering: 'subject', description: 'in order again' },
+        { rateLimit: 5 },
+        { rateLimit: 10_000, description: 'limited' },
+        { rateLimit: null },
       ]) {
         const result = await patch(change);
         assert.equal(result.status, 200, result.text);
@@ -124,13 +135,26 @@ eachBackend((backend) => {
       );
       assert.match(
         expectError(await patch({}), 400, 'invalid_request'),
-        /^body must contain at least one of: url, events, enabled, description, ordering, signature$/,
+        /^body must contain at least one of: url, events, enabled, description, ordering, signature, rateLimit$/,
       );
       assert.match(
         expectError(await patch({ ordering: 'fifo' }), 400, 'invalid_request'),
         /^body\.ordering must be one of: subject, none$/,
       );
       assert.match(expectError(await patch({ ordering: null }), 400, 'invalid_request'), /body\.ordering/);
+      const badLimits: Array<[unknown, string]> = [
+        [0, 'must be >= 1'],
+        [-1, 'must be >= 1'],
+        [10_001, 'must be <= 10000'],
+        [1.5, 'must be an integer'],
+        ['5', 'must be an integer'],
+        [true, 'must be an integer'],
+      ];
+      for (const [rateLimit, problem] of badLimits) {
+        const message = expectError(await patch({ rateLimit }), 400, 'invalid_request');
+        assert.equal(message, `body.rateLimit ${problem}`, JSON.stringify(rateLimit));
+      }
+      assert.equal((await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json.rateLimit, null, 'nothing changed');
       assert.match(expectError(await patch({ secret: 'whsec_x' }), 400, 'invalid_request'), /unknown field "secret"/);
       assert.match(expectError(await patch({ enabled: 'yes' }), 400, 'invalid_request'), /body\.enabled/);
       assert.match(
@@ -185,6 +209,10 @@ eachBackend((backend) => {
         [{ url, ordering: 'fifo' }, /^body\.ordering must be one of: subject, none$/],
         [{ url, ordering: 'Subject' }, /^body\.ordering must be one of: subject, none$/],
         [{ url, ordering: 1 }, /body\.ordering/],
+        [{ url, rateLimit: 0 }, /^body\.rateLimit must be >= 1$/],
+        [{ url, rateLimit: 10_001 }, /^body\.rateLimit must be <= 10000$/],
+        [{ url, rateLimit: 1.5 }, /^body\.rateLimit must be an integer$/],
+        [{ url, rateLimit: '5' }, /^body\.rateLimit must be an integer$/],
         [{ url, enabled: false }, /unknown field "enabled"/],
         [{ url, id: 7 }, /body\.id must not be sent/],
       ];

@@ -12,6 +12,7 @@ const endpoint = (overrides: Partial<NewWebhookEndpointRecord> = {}): NewWebhook
   events: ['order.placed', 'pet.created'],
   description: null,
   ordering: 'subject',
+  rateLimit: null,
   secret: 'whsec_c2VjcmV0',
   publicKey: null,
   createdAt: new Date('2026-01-02T03:04:05.678Z'),
@@ -35,10 +36,16 @@ eachBackend((backend) => {
       assert.deepEqual(created, { id: created.id, enabled: true, ...previous, ...health, ...fields });
       assert.deepEqual(await store.webhooks.get(created.id), created);
       assert.equal(await store.webhooks.get(created.id + 1), undefined);
-      const more = [await addEndpoint(store, endpoint({ ordering: 'none' })), await addEndpoint(store, endpoint())];
+      const more = [
+        await addEndpoint(store, endpoint({ ordering: 'none', rateLimit: 1 })),
+        await addEndpoint(store, endpoint()),
+      ];
       assert.deepEqual(
-        more.map((record) => record.ordering),
-        ['none', 'subject'],
+        more.map((record) => [record.ordering, record.rateLimit]),
+        [
+          ['none', 1],
+          ['subject', null],
+        ],
       );
       assert.deepEqual(await store.webhooks.get(more[0]?.id ?? 0), more[0]);
       assert.deepEqual(await store.webhooks.list({ limit: 10 }), [created, ...more]);
@@ -72,6 +79,10 @@ eachBackend((backend) => {
       assert.deepEqual(await store.webhooks.get(id), unordered);
       assert.equal((await store.webhooks.update(id, { description: 'kept', ordering: undefined }))?.ordering, 'none');
       assert.equal((await store.webhooks.update(id, { ordering: 'subject' }))?.ordering, 'subject');
+      const limited = await store.webhooks.update(id, { rateLimit: 10_000 });
+      assert.deepEqual(limited, { ...unordered, description: 'kept', ordering: 'subject', rateLimit: 10_000 });
+      assert.equal((await store.webhooks.update(id, { rateLimit: undefined, ordering: 'subject' }))?.rateLimit, 10_000);
+      assert.equal((await store.webhooks.update(id, { rateLimit: null }))?.rateLimit, null, 'null clears it');
       const enabled = await store.webhooks.update(id, { enabled: true });
       assert.deepEqual([enabled?.enabled, enabled?.disabledReason, enabled?.disabledAt], [true, null, null]);
       assert.equal(await store.webhooks.update(id + 1, { enabled: true }), undefined);

@@ -39,17 +39,18 @@ const QUERIES = {
   // the locking statement could miss an insert that committed meanwhile, and owners racing could pass the bound.
   inIdOrder: `SELECT pg_advisory_xact_lock(${lockKey('webhook-endpoint-ids')})`,
   insert: `INSERT INTO webhook_endpoints
-      (owner, url, events, description, ordering, enabled, secret, public_key, created_at)
-    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, true, $6::text, $9::text, $7::timestamptz
+      (owner, url, events, description, ordering, enabled, secret, public_key, created_at, rate_limit)
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, true, $6::text, $9::text, $7::timestamptz, $10::integer
     WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = $1::text) < $8::bigint
     RETURNING ${ENDPOINT_COLUMNS}`,
   ownerPage: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = $1 AND id > $2 ORDER BY id LIMIT $3`,
   update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
     enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
     ordering = coalesce($6::text, ordering),
+    rate_limit = CASE WHEN $10::boolean THEN $11::integer ELSE rate_limit END,
     ${rotationSet({ when: otherKind('$7::text', '$8::text'), secret: '$7::text', publicKey: '$8::text', expiresAt: '$9::timestamptz' })},
     ${enabledChange({ on: '$3::boolean', off: 'NOT $3::boolean', was: 'enabled' }, 'now()')}
-    WHERE id = $10 RETURNING ${ENDPOINT_COLUMNS}`,
+    WHERE id = $12 RETURNING ${ENDPOINT_COLUMNS}`,
   // Before an update enables a disabled endpoint (locked by the settle): what waited for it is due at once.
   resume: `UPDATE webhook_deliveries SET next_attempt_at = least(next_attempt_at, now())
     WHERE status = 'pending' AND endpoint_id = (SELECT id FROM webhook_endpoints WHERE id = $1 AND NOT enabled)`,
@@ -86,6 +87,7 @@ export class PostgresWebhookStore implements WebhookStore {
       endpoint.createdAt,
       perOwner,
       endpoint.publicKey,
+      endpoint.rateLimit,
     ];
     const row = await this.#db.transaction(async (client) => {
       await client.query({ name: 'webhooks-in-id-order', text: QUERIES.inIdOrder });

@@ -18,7 +18,7 @@ import type { Param } from './sql-params.js';
 /** The webhook tables' rows and their records, for both backends (see rows.ts). */
 export const ENDPOINT_COLUMNS =
   'id, owner, url, events, description, enabled, secret, previous_secret, previous_secret_expires_at, created_at, ' +
-  'disabled_reason, disabled_at, paused_until, ordering, public_key, previous_public_key';
+  'disabled_reason, disabled_at, paused_until, ordering, public_key, previous_public_key, rate_limit';
 const ATTEMPT_COLUMNS =
   'id, event_seq, type, attempt, status, response_status, error, attempted_at, next_attempt_at, triggered_by, ' +
   'waiting_for, duration_ms, response_body, response_body_truncated';
@@ -70,7 +70,8 @@ export const eventsColumn = (events: readonly EventType[]) => events.join(',');
 /**
  * The parameters of both backends' one update statement: url, events, enabled (null keeps the column), then
  * whether to set description and its value (a flag of its own, since null clears it), then ordering (null keeps
- * it), then a change of signature's secret, public key and overlap (a null secret keeps them: rotationSet).
+ * it), then a change of signature's secret, public key and overlap (a null secret keeps them: rotationSet),
+ * then whether to set the rate limit and its value (null clears it).
  */
 export function changeValues(change: WebhookEndpointChange) {
   return [
@@ -83,6 +84,8 @@ export function changeValues(change: WebhookEndpointChange) {
     change.signingKey?.secret ?? null,
     change.signingKey?.publicKey ?? null,
     change.signingKey?.previousExpiresAt ?? null,
+    change.rateLimit !== undefined,
+    change.rateLimit ?? null,
   ] as const;
 }
 
@@ -162,6 +165,8 @@ export interface WebhookEndpointRow<D> extends SecretsRow<D> {
   /** Absent from the data of events recorded before they existed: those endpoints signed with HMAC. */
   public_key?: string | null;
   previous_public_key?: string | null;
+  /** Absent from the data of events recorded before it existed: those endpoints had none. */
+  rate_limit?: number | null;
 }
 
 export interface DeliveryAttemptRow<D> {
@@ -206,6 +211,7 @@ function shownFromRow<D>(row: EndpointEventRow<D>, toDate: ToDate<D>) {
     ordering: row.ordering ?? DEFAULT_DELIVERY_ORDERING,
     publicKey: row.public_key ?? null,
     previousPublicKey: row.previous_public_key ?? null,
+    rateLimit: row.rate_limit ?? null,
   };
 }
 

@@ -302,4 +302,15 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE webhook_endpoints ADD COLUMN public_key TEXT;
   ALTER TABLE webhook_endpoints ADD COLUMN previous_public_key TEXT;
   `,
+  `
+  -- An endpoint's rate limit (docs/decisions/endpoint-rate-limit.md): at most this many attempts started a
+  -- second; null (the default, for the endpoints that exist too) for none.
+  ALTER TABLE webhook_endpoints ADD COLUMN rate_limit INTEGER CHECK (rate_limit BETWEEN 1 AND 10000);
+  -- Without Redis, the starts of a limited endpoint's last second, shared by every instance: a JSON list of
+  -- [time in ms, how many] (src/domain/start-window.ts). Removed with its endpoint.
+  CREATE TABLE webhook_endpoint_starts (
+    endpoint_id INTEGER PRIMARY KEY REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    starts      TEXT NOT NULL
+  );
+  `,
 ];

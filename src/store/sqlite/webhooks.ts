@@ -35,21 +35,22 @@ type SqlValue = string | number | null;
 const fromRow = (row: Row) => endpointFromRow(row, fromMilliseconds);
 const recordOrNone = (row: Row | undefined) => (row === undefined ? undefined : fromRow(row));
 /** SQLite binds no booleans, and keeps times as milliseconds. */
-const bindable = (value: string | boolean | Date | null): SqlValue =>
+const bindable = (value: string | number | boolean | Date | null): SqlValue =>
   typeof value === 'boolean' ? Number(value) : value instanceof Date ? value.getTime() : value;
 
 const QUERIES = {
   // Sent only what is recorded from now on (fan-out.ts).
   // At the owner's bound it inserts nothing: one writer at a time, so the count is the one it adds to.
   insert: `INSERT INTO webhook_endpoints
-      (owner, url, events, description, ordering, enabled, secret, public_key, created_at, fanned_seq)
-    SELECT @owner, @url, @events, @description, @ordering, 1, @secret, @publicKey, @createdAt, ${EVENTS_HEAD}
+      (owner, url, events, description, ordering, rate_limit, enabled, secret, public_key, created_at, fanned_seq)
+    SELECT @owner, @url, @events, @description, @ordering, @rateLimit, 1, @secret, @publicKey, @createdAt, ${EVENTS_HEAD}
     WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = @owner) < @perOwner
     RETURNING ${ENDPOINT_COLUMNS}`,
   ownerPage: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = ? AND id > ? ORDER BY id LIMIT ?`,
   update: `UPDATE webhook_endpoints SET url = coalesce(@url, url), events = coalesce(@events, events),
     enabled = coalesce(@enabled, enabled), description = CASE WHEN @setDescription THEN @description ELSE description END,
     ordering = coalesce(@ordering, ordering),
+    rate_limit = CASE WHEN @setRateLimit THEN @rateLimit ELSE rate_limit END,
     ${rotationSet({ when: otherKind('@secret', '@publicKey'), secret: '@secret', publicKey: '@publicKey', expiresAt: '@expiresAt' })},
     ${enabledChange({ on: '@enabled = 1', off: '@enabled = 0', was: 'enabled = 1' }, '@now')}
     WHERE id = @id RETURNING ${ENDPOINT_COLUMNS}`,
@@ -100,6 +101,7 @@ export class SqliteWebhookStore implements WebhookStore {
       events: eventsColumn(endpoint.events),
       description: endpoint.description,
       ordering: endpoint.ordering,
+      rateLimit: endpoint.rateLimit,
       secret: endpoint.secret,
       publicKey: endpoint.publicKey,
       createdAt: endpoint.createdAt.getTime(),
@@ -122,15 +124,38 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
-    const [url, events, enabled, setDescription, description, ordering, secret, publicKey, expiresAt] =
-      changeValues(change).map(bindable);
+    const [
+      url,
+      events,
+      enabled,
+      setDescription,
+      description,
+      ordering,
+      secret,
+      publicKey,
+      expiresAt,
+      setRateLimit,
+      rateLimit,
+    ] = changeValues(change).map(bindable);
     const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
     return this.#writes.run(() => {
       const now = Date.now();
       if (subscriptionChanges) this.#fanOut.settle(id);
       if (change.enabled === true) this.#resume.run({ id, now });
       const signing = { secret, publicKey, expiresAt };
-      const values = { url, events, enabled, setDescription, description, ordering, ...signing, now, id };
+      const values = {
+        url,
+        events,
+        enabled,
+        setDescription,
+        description,
+        ordering,
+        ...signing,
+        setRateLimit,
+        rateLimit,
+        now,
+        id,
+      };
       return recordOrNone(this.#update.get(values as Record<string, SqlValue>));
     });
   }

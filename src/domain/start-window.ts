@@ -1,0 +1,73 @@
+/**
+ * An endpoint's rate limit (`rateLimit`): at most N attempts started in any one-second window. A token bucket
+ * of N refilling N/s lets 2N through in a sliding second (a full bucket, then a second's refill), so the limit
+ * keeps a sliding log instead: the starts of the last second, as batches of [time in ms, how many]. A start
+ * at `now` is allowed while fewer than N starts are logged after `now - 1 s` (later ones too: another
+ * instance's clock, or its call, may have run ahead), which holds in every window that contains it. One
+ * batch per grant keeps the log as long as the grants of one second, not N. Both stores run this; the Redis
+ * limiter (webhooks/redis-start-limiter.ts) mirrors it in Lua.
+ */
+export const RATE_LIMIT_WINDOW_MS = 1000;
+export const RATE_LIMIT_MIN = 1;
+export const RATE_LIMIT_MAX = 10_000;
+
+/** The starts of the last window: [time in ms, how many started then], oldest first. */
+export type StartLog = ReadonlyArray<readonly [number, number]>;
+
+/** What a limiter answers: how many of the starts asked for may begin now, and when each of the rest may. */
+export interface StartGrant {
+  readonly granted: number;
+  /** The time in ms (epoch) the granted starts were logged at: when they count as started. */
+  readonly at: number;
+  /** For each start refused, in order, the time in ms (epoch) from which it may be tried again: a hint only. */
+  readonly retryAt: readonly number[];
+}
+
+/** Takes up to `wanted` starts at `now` (ms) from an endpoint limited to `limit` a second; the log after. */
+export function takeStarts(
+  log: StartLog,
+  limit: number,
+  wanted: number,
+  now: number,
+): { readonly log: StartLog; readonly grant: StartGrant } {
+  const kept = log.filter(([at]) => at > now - RATE_LIMIT_WINDOW_MS);
+  const used = kept.reduce((sum, [, count]) => sum + count, 0);
+  const granted = Math.max(0, Math.min(wanted, limit - used));
+  const after: StartLog = granted > 0 ? [...kept, [now, granted]] : kept;
+  const retryAt = Array.from({ length: wanted - granted }, (_, i) => freeAt(after, limit, i + 1, now));
+  return { log: after, grant: { granted, at: now, retryAt } };
+}
+
+/**
+ * When the `nth` start after those logged may begin: once enough of the logged ones have left the window
+ * (the oldest first), each start beyond what the log frees waiting whole windows more, as it would if the
+ * starts before it went as soon as allowed.
+ */
+function freeAt(log: StartLog, limit: number, nth: number, now: number): number {
+  const sorted = [...log].sort((a, b) => a[0] - b[0]);
+  const total = sorted.reduce((sum, [, count]) => sum + count, 0);
+  const mustLeave = total - limit + nth;
+  if (mustLeave <= 0) return now;
+  const rounds = Math.floor((mustLeave - 1) / Math.max(1, total));
+  let left = mustLeave - rounds * total;
+  for (const [at, count] of sorted) {
+    left -= count;
+    if (left <= 0) return at + (rounds + 1) * RATE_LIMIT_WINDOW_MS;
+  }
+  return now + RATE_LIMIT_WINDOW_MS;
+}
+
+/** A log as a column keeps it (JSON); an unreadable one is empty, which can only let a few more start. */
+export function parseStartLog(text: string | null | undefined): StartLog {
+  if (text == null) return [];
+  try {
+    const value: unknown = JSON.parse(text);
+    if (!Array.isArray(value)) return [];
+    return value.filter(
+      (entry): entry is [number, number] =>
+        Array.isArray(entry) && typeof entry[0] === 'number' && typeof entry[1] === 'number',
+    );
+  } catch {
+    return [];
+  }
+}
