@@ -200,7 +200,13 @@ export interface DueDelivery {
   readonly attempt: number;
   /** The claim: the delivery is ours until then, and finish() records only while it still is. */
   readonly claimedUntil: Date;
-  readonly endpoint: { readonly id: number; readonly owner: string; readonly url: string } & SigningSecrets;
+  readonly endpoint: {
+    readonly id: number;
+    readonly owner: string;
+    readonly url: string;
+    /** Attempts started a second at most (src/domain/start-window.ts); null: no limit. */
+    readonly rateLimit: number | null;
+  } & SigningSecrets;
   readonly event: SentEventRecord;
   /** The trace its event's change was made in, as a W3C traceparent (null: none recorded). */
   readonly trace: string | null;
@@ -284,4 +290,10 @@ export interface AttemptQuery {
   readonly beforeId?: number | undefined;
   readonly status?: DeliveryStatus | undefined;
   readonly eventSeq?: number | undefined;
+}
+
+/** A claimed delivery given back unattempted (its endpoint's rate limit held it), due again at `until`. */
+export interface HeldBackDelivery {
+  readonly delivery: DueDelivery;
+  readonly until: Date;
 }

@@ -1,6 +1,7 @@
 import type { EventPosition } from '../domain/event-position.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { PetPatch } from '../domain/pet-change.js';
+import type { StartGrant } from '../domain/start-window.js';
 import type { Once, OnceResult } from './once-records.js';
 import type {
   ApiKeyRecord,
@@ -16,6 +17,7 @@ import type {
   EventPage,
   EventQuery,
   EventRecord,
+  HeldBackDelivery,
   NewApiKeyRecord,
   NewOrderRecord,
   NewPetRecord,
@@ -63,6 +65,8 @@ export interface Store {
   readonly deliveries: DeliveryStore;
   /** Deliveries an operator asks to be sent again: one event, or an endpoint's failed ones. */
   readonly redeliveries: RedeliveryStore;
+  /** Without Redis, the rate limits of endpoints, shared by every instance on the database. */
+  readonly endpointStarts: EndpointStartStore;
   /** Removes idempotency records that expired before `now`; returns how many. */
   purgeExpiredIdempotencyKeys(now: Date): Promise<number>;
   /** A random secret shared by every instance on this database, created on first use. */
@@ -227,6 +231,23 @@ export interface DeliveryStore {
   /** The endpoints' signing secrets now, by id (one read for many attempts); an endpoint gone is absent. */
   signingSecrets(endpointIds: readonly number[]): Promise<Map<number, SigningSecrets>>;
   stats(now: Date): Promise<DeliveryStats>;
+}
+
+/**
+ * Endpoints' rate limits through the database (docs/decisions/endpoint-rate-limit.md): the starts of each
+ * limited endpoint's last second, which every instance reads and writes under a lock.
+ */
+export interface EndpointStartStore {
+  /**
+   * Atomically across instances: takes up to `wanted` starts for an endpoint limited to `limit` a second
+   * (takeStarts, src/domain/start-window.ts), logged at the time the endpoint's lock is held.
+   */
+  take(endpointId: number, limit: number, wanted: number): Promise<StartGrant>;
+  /**
+   * Gives claimed deliveries back unattempted, each due again at its `until`: no attempt is recorded or
+   * counted, the endpoint's health is untouched. Only while the claim is still the caller's.
+   */
+  holdBack(deliveries: readonly HeldBackDelivery[]): Promise<void>;
 }
 
 /**

@@ -12,7 +12,7 @@ export type AroundCall = <A extends unknown[], R>(
  * wrapped here too.
  */
 export function wrapStore(store: Store, around: AroundCall): Store {
-  const { pets, orders, apiKeys, events, webhooks, deliveries, redeliveries } = store;
+  const { pets, orders, apiKeys, events, webhooks, deliveries, redeliveries, endpointStarts } = store;
   return {
     kind: store.kind,
     pets: {
@@ -69,6 +69,10 @@ export function wrapStore(store: Store, around: AroundCall): Store {
       resend: around('redeliveries.resend', (query) => redeliveries.resend(query)),
       recover: around('redeliveries.recover', (query) => redeliveries.recover(query)),
       sendTest: around('redeliveries.sendTest', (query) => redeliveries.sendTest(query)),
+    },
+    endpointStarts: {
+      take: around('endpointStarts.take', (id, limit, wanted) => endpointStarts.take(id, limit, wanted)),
+      holdBack: around('endpointStarts.holdBack', (held) => endpointStarts.holdBack(held)),
     },
     purgeExpiredIdempotencyKeys: around('idempotency.purge', (now) => store.purgeExpiredIdempotencyKeys(now)),
     secret: (name) => store.secret(name),

@@ -24,6 +24,7 @@ function brokenStore(real: Store): Store {
     webhooks: { create: fail, get: fail, list: fail, update: fail, rotateSecret: fail, remove: fail, attempts: fail },
     deliveries: { claim: fail, unreached: () => false, finish: fail, signingSecrets: fail, stats: fail },
     redeliveries: { resend: fail, recover: fail, sendTest: fail },
+    endpointStarts: { take: fail, holdBack: fail },
     purgeExpiredIdempotencyKeys: fail,
     ping: fail,
     changeToken: () => real.changeToken(),

@@ -91,7 +91,8 @@ eachBackend((backend) => {
       assert.deepEqual(first.map((delivery) => delivery.endpoint.id).sort(), [a.id, a.id, b.id, b.id].sort());
       const one = first.find((delivery) => delivery.endpoint.id === a.id) as DueDelivery;
       const signing = { secret: SECRET, previousSecret: null };
-      assert.deepEqual(one.endpoint, { id: a.id, owner: 'default', url: 'https://a.example.com/', ...signing });
+      const fields = { id: a.id, owner: 'default', url: 'https://a.example.com/', rateLimit: null };
+      assert.deepEqual(one.endpoint, { ...fields, ...signing });
       assert.equal(one.attempt, 1);
       assert.equal(one.claimedUntil.getTime(), now.getTime() + 60_000);
       assert.equal(one.event.type, 'pet.created');

@@ -118,6 +118,7 @@ eachBackend((backend) => {
         id,
         owner: 'default',
         url: created.url,
+        rateLimit: null,
         secret: 'whsec_c2Vjb25k',
         previousSecret: { secret: 'whsec_Zmlyc3Q=', expiresAt: later },
       });

@@ -61,7 +61,7 @@ export const DELIVERY_QUERIES = {
       UPDATE webhook_deliveries d SET claimed_until = $2 FROM due WHERE d.id = due.id
       RETURNING d.id, d.attempts, d.endpoint_id, d.event_seq, d.next_attempt_at
     )
-    SELECT c.id AS delivery_id, c.attempts, c.endpoint_id, w.owner, w.url, w.secret,
+    SELECT c.id AS delivery_id, c.attempts, c.endpoint_id, w.owner, w.url, w.rate_limit, w.secret,
       w.previous_secret, w.previous_secret_expires_at,
       e.seq, e.tx::text::bigint AS tx, e.type, e.subject, e.at, e.data, e.previous_status, e.trace
     FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.seq = c.event_seq

@@ -6,6 +6,7 @@ import { SharedTokenRead } from '../shared/shared-token-read.js';
 import type {
   ApiKeyStore,
   DeliveryStore,
+  EndpointStartStore,
   EventStore,
   OrderStore,
   PetStore,
@@ -17,6 +18,7 @@ import type {
 import { PostgresApiKeyStore } from './api-keys.js';
 import { createPool, migrateOnce } from './connections.js';
 import { PostgresDeliveryStore } from './deliveries.js';
+import { PostgresEndpointStartStore } from './endpoint-starts.js';
 import { PostgresEventStore } from './events.js';
 import { PostgresFanOut } from './fan-out.js';
 import { purgeExpiredOnce } from './idempotency.js';
@@ -44,6 +46,7 @@ export class PostgresStore implements Store {
   readonly webhooks: WebhookStore;
   readonly deliveries: DeliveryStore;
   readonly redeliveries: RedeliveryStore;
+  readonly endpointStarts: EndpointStartStore;
   readonly #pool: pg.Pool;
   readonly #db: Database;
   readonly #snapshots: SharedTokenRead;
@@ -64,6 +67,7 @@ export class PostgresStore implements Store {
     this.webhooks = new PostgresWebhookStore(db, fanOut);
     this.deliveries = new PostgresDeliveryStore(db, fanOut);
     this.redeliveries = new PostgresRedeliveryStore(db);
+    this.endpointStarts = new PostgresEndpointStartStore(db);
   }
 
   /**

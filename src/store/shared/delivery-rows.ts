@@ -85,6 +85,7 @@ export interface DueDeliveryRow<D> extends SentEventRow<D>, SecretsRow<D> {
   endpoint_id: number;
   owner: string;
   url: string;
+  rate_limit: number | null;
   /** The trace its event's change was made in (null: none recorded). */
   trace: string | null;
 }
@@ -94,7 +95,13 @@ export function dueFromRow<D>(row: DueDeliveryRow<D>, claimedUntil: Date, toDate
     id: row.delivery_id,
     attempt: row.attempts + 1,
     claimedUntil,
-    endpoint: { id: row.endpoint_id, owner: row.owner, url: row.url, ...secretsFromRow(row, toDate) },
+    endpoint: {
+      id: row.endpoint_id,
+      owner: row.owner,
+      url: row.url,
+      rateLimit: row.rate_limit,
+      ...secretsFromRow(row, toDate),
+    },
     event: sentEventFromRow(row, toDate),
     trace: row.trace,
   };

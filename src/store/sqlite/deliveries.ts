@@ -26,7 +26,7 @@ export const DELIVERY_QUERIES = {
   due: dueOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit', ordered: '@ordered' }),
   firstTests: firstTestsOfEndpoint({ endpoint: '@endpoint', now: '@now', limit: '@limit' }),
   claim: 'UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?))',
-  claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.owner, w.url, w.secret,
+  claimed: `SELECT d.id AS delivery_id, d.attempts, d.endpoint_id, w.owner, w.url, w.rate_limit, w.secret,
       w.previous_secret, w.previous_secret_expires_at,
       e.seq, 0 AS tx, e.type, e.subject, e.at, e.data, e.previous_status, e.trace
     FROM json_each(?) j

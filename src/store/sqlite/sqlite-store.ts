@@ -5,6 +5,7 @@ import { SharedTokenRead } from '../shared/shared-token-read.js';
 import type {
   ApiKeyStore,
   DeliveryStore,
+  EndpointStartStore,
   EventStore,
   OrderStore,
   PetStore,
@@ -16,6 +17,7 @@ import { SqliteApiKeyStore } from './api-keys.js';
 import { changeTokenReader } from './change-token.js';
 import { SqliteDeliveryStore } from './deliveries.js';
 import { SqliteEndpointHealth } from './endpoint-health.js';
+import { SqliteEndpointStartStore } from './endpoint-starts.js';
 import { SqliteEventStore } from './events.js';
 import { SqliteFanOut } from './fan-out.js';
 import { GroupCommit } from './group-commit.js';
@@ -43,6 +45,7 @@ export class SqliteStore implements Store {
   readonly webhooks: WebhookStore;
   readonly deliveries: DeliveryStore;
   readonly redeliveries: RedeliveryStore;
+  readonly endpointStarts: EndpointStartStore;
   readonly #db: Database.Database;
   readonly #idempotencyKeys: SqliteIdempotencyKeys;
   readonly #tokens: SharedTokenRead;
@@ -63,6 +66,7 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhookStore(db, this.#writes, fanOut);
     this.deliveries = new SqliteDeliveryStore(db, this.#writes, fanOut, new SqliteEndpointHealth(db, outbox));
     this.redeliveries = new SqliteRedeliveryStore(db, this.#writes);
+    this.endpointStarts = new SqliteEndpointStartStore(db, this.#writes);
     this.#stopWalChecks = shrinkSwollenWal(db);
   }
 
