@@ -54,6 +54,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveriesRateLimited = new Counter({
+    name: 'petstore_webhook_deliveries_rate_limited_total',
+    help:
+      "Webhook deliveries held back by their endpoint's rateLimit: claimed, then given back unattempted (no " +
+      'attempt counted), due again once the endpoint may start one. Each time a delivery is held back counts.',
+    registers: [this.registry],
+  });
+
   readonly webhookEndpointsDisabled = new Counter({
     name: 'petstore_webhook_endpoints_disabled_total',
     help:

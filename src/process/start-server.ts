@@ -68,6 +68,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         timeoutMs: config.webhookTimeoutMs,
         retrySchedule: config.webhookRetrySchedule,
         disableAfterMs: config.webhookDisableAfterMs,
+        redisStartLimits: config.redisUrl === undefined ? undefined : { url: config.redisUrl },
       },
       eventRetentionDays: config.eventRetentionDays,
       eventStreams: config.eventStreams,

@@ -19,6 +19,8 @@ export interface AttemptContext extends DispatcherOptions {
   readonly agent: (url: URL) => http.Agent;
   /** The endpoints' signing secrets as of now. */
   readonly secrets: SecretsRead;
+  /** When the attempt counts as started, when a rate limit logged it so (else when it begins). */
+  readonly startedAt?: Date | undefined;
 }
 
 /**
@@ -49,7 +51,7 @@ async function attempt(
   span: AttemptSpan | undefined,
 ): Promise<void> {
   const { timeoutMs, policy, log, metrics, signal, agent } = context;
-  const attemptedAt = new Date();
+  const attemptedAt = context.startedAt ?? new Date();
   const body = JSON.stringify(toSentEvent(delivery.event));
   // Signed as it is sent, with the secrets of then (the claim's, should they not be read: it may be gone).
   const headers = async () => {

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import type { Metrics } from '../observability/metrics.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher } from './dispatcher.js';
+import type { RedisStartLimits } from './start-limiter.js';
 import type { TargetPolicy } from './target-policy.js';
 
 /** How this app sends webhooks (WEBHOOK_TIMEOUT_MS, WEBHOOK_RETRY_SCHEDULE, WEBHOOK_DISABLE_AFTER). */
@@ -13,6 +14,8 @@ export interface DeliveryOptions {
   readonly retrySchedule: readonly number[];
   /** How long an endpoint fails before it is disabled, in ms; absent: never for failing (a 410 still does). */
   readonly disableAfterMs?: number | undefined;
+  /** Endpoints' rate limits in Redis (REDIS_URL); absent: in the database. */
+  readonly redisStartLimits?: RedisStartLimits | undefined;
 }
 
 interface PluginOptions extends DeliveryOptions {
@@ -33,10 +36,17 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export const webhookDelivery = fp(
   async (
     app: FastifyInstance,
-    { store, metrics, policy, timeoutMs, retrySchedule, disableAfterMs, tracer }: PluginOptions,
+    { store, metrics, policy, timeoutMs, retrySchedule, disableAfterMs, redisStartLimits, tracer }: PluginOptions,
   ) => {
+    // The Redis client is loaded only when the limits are kept there.
+    const redis =
+      redisStartLimits === undefined
+        ? undefined
+        : new (await import('./redis-start-limiter.js')).RedisStartLimiter(redisStartLimits);
     const dispatcher = new Dispatcher({
       deliveries: store.deliveries,
+      startLimiter: redis ?? store.endpointStarts,
+      endpointStarts: store.endpointStarts,
       policy,
       timeoutMs,
       retrySchedule,
@@ -46,7 +56,10 @@ export const webhookDelivery = fp(
       tracer,
     });
     app.addHook('onReady', async () => dispatcher.start());
-    app.addHook('preClose', async () => dispatcher.stop());
+    app.addHook('preClose', async () => {
+      await dispatcher.stop();
+      redis?.close();
+    });
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       dispatcher.answered();
       if (WRITES.has(request.method) && reply.statusCode < 300) dispatcher.changed();

@@ -1,12 +1,16 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Metrics } from '../observability/metrics.js';
-import type { DeliveryStore } from '../store/store.js';
+import type { DeliveryStore, EndpointStartStore } from '../store/store.js';
+import type { StartLimiter } from './start-limiter.js';
 import type { TargetPolicy } from './target-policy.js';
 
 /** What the dispatcher is given, and passes on to each attempt. */
 export interface DispatcherOptions {
   readonly deliveries: DeliveryStore;
+  /** Where endpoints' rate limits are kept (Redis, else the database), and the store that holds deliveries back. */
+  readonly startLimiter: StartLimiter;
+  readonly endpointStarts: Pick<EndpointStartStore, 'holdBack'>;
   readonly policy: TargetPolicy;
   /** WEBHOOK_TIMEOUT_MS: the whole of one attempt. */
   readonly timeoutMs: number;

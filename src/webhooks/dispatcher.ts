@@ -8,6 +8,7 @@ import type { DispatcherOptions } from './dispatcher-options.js';
 import { EndpointAgents } from './endpoint-agents.js';
 import { EndpointSlots } from './endpoint-slots.js';
 import { SecretsRead } from './secrets-read.js';
+import { StartGate } from './start-gate.js';
 
 /** How often due deliveries are looked for: other instances' events start within this (+ one claim). */
 const POLL_MS = 500;
@@ -70,6 +71,8 @@ export class Dispatcher {
   readonly #abandon = new AbortController();
   readonly #agents: EndpointAgents;
   readonly #secrets: SecretsRead;
+  /** Endpoints' rate limits: what a limited endpoint may start of what was claimed for it. */
+  readonly #gate: StartGate;
   readonly #pace = new DeliveryPace(PACE);
   /** Attempts begun and API requests answered in the current pace window; whether a claim was held back. */
   #startedInWindow = 0;
@@ -90,6 +93,8 @@ export class Dispatcher {
     this.#leaseMs = options.timeoutMs + LEASE_MARGIN_MS;
     this.#agents = new EndpointAgents(options.policy, PER_ENDPOINT);
     this.#secrets = new SecretsRead(options.deliveries);
+    const { startLimiter: limiter, endpointStarts: starts, log, metrics } = options;
+    this.#gate = new StartGate({ limiter, starts, log, metrics, free: () => this.wake() });
     // Each attempt in flight listens for the stop; they are bounded by the slots, not by a constant.
     setMaxListeners(0, this.#abandon.signal);
   }
@@ -163,6 +168,7 @@ export class Dispatcher {
     clearInterval(this.#poll);
     this.#stopWatching?.();
     clearTimeout(this.#gap);
+    this.#gate.stop();
     const settled = () => Promise.allSettled([this.#claiming, ...this.#attempts]);
     // Unreferenced: a wait that lost the race must not keep the stopped process alive for its 2 s. What
     // is in flight holds the process while it is (its sockets and timers are referenced).
@@ -179,10 +185,17 @@ export class Dispatcher {
    * take the turns of the others. The second claim is made only when some endpoint waits to probe.
    */
   async #claim(): Promise<number> {
-    const { free, freeOtherwise, fullOwners, probes } = this.#slots.free(Date.now());
+    const now = Date.now();
+    const slots = this.#slots.free(now);
+    const { freeOtherwise, fullOwners, probes } = slots;
+    // An endpoint at its rate limit gets no slot until it may start again: its backlog waits in the store.
+    const blocked = this.#gate.blocked(now);
+    const free = new Map(slots.free);
+    for (const id of blocked) free.set(id, 0);
     const first = await this.#claimSome({ free, freeOtherwise, fullOwners }, false);
     if (first === undefined || probes.size === 0) return first ?? 0;
     const probing = new Map([...free].map(([id]) => [id, probes.get(id) ?? 0]));
+    for (const id of blocked) probing.set(id, 0);
     return first + ((await this.#claimSome({ free: probing, freeOtherwise: 0, fullOwners }, true)) ?? 0);
   }
 
@@ -213,12 +226,24 @@ export class Dispatcher {
     this.#claimsFailing = false;
     // Claimed during a stop: left to their lease, as if this process had died.
     if (this.#stopping) return undefined;
-    this.#startedInWindow += due.length;
-    for (const delivery of due) this.#begin(delivery, probing);
+    const limited: DueDelivery[] = [];
+    for (const delivery of due) {
+      if (delivery.endpoint.rateLimit === null) this.#begin(delivery, probing);
+      else limited.push(delivery);
+    }
+    let begun = due.length;
+    // After the others have begun: they never wait for a limited endpoint's answer from the limiter.
+    if (limited.length > 0) {
+      const passed = await this.#gate.pass(limited);
+      begun -= limited.length - passed.length;
+      for (const { delivery, startedAt } of passed) this.#begin(delivery, probing, startedAt);
+    }
+    this.#startedInWindow += begun;
     return due.length;
   }
 
-  #begin(delivery: DueDelivery, probing: boolean): void {
+  /** Begins an attempt, logged as started at `startedAt` (a rate limit's time, which counted it) or now. */
+  #begin(delivery: DueDelivery, probing: boolean, startedAt?: Date): void {
     const endpoint = delivery.endpoint.id;
     this.#slots.begin(endpoint, delivery.endpoint.owner, Date.now());
     this.#busy++;
@@ -246,6 +271,7 @@ export class Dispatcher {
       signal: this.#abandon.signal,
       agent: (url) => this.#agents.for(endpoint, url),
       secrets: this.#secrets,
+      startedAt,
     })
       .catch((error: unknown) => this.#options.log.error({ err: error }, 'webhook attempt failed unexpectedly'))
       .finally(() => {

@@ -52,3 +52,14 @@ export function hmacVerifies(secret: string, request: Received | undefined): boo
     return false;
   }
 }
+
+/** A metric series summed over instances' /metrics (0 where an instance has none yet). */
+export async function counted(instances: readonly Harness[], series: string): Promise<number> {
+  let sum = 0;
+  for (const instance of instances) {
+    const text = (await instance.call('GET', '/metrics')).text;
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    sum += Number(line?.split(' ')[1] ?? 0);
+  }
+  return sum;
+}

@@ -5,7 +5,7 @@ import type { Answer } from '../../dev/webhook-receiver.js';
 import { eachBackend, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
 import type { StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
-import { deliveryLog } from '../helpers/webhooks.js';
+import { counted, deliveryLog } from '../helpers/webhooks.js';
 
 /**
  * Endpoint health, black-box over HTTP: endpoints disabled by the service (410 Gone, failing for
@@ -49,17 +49,6 @@ const disabledEvents = (h: Harness, count: number) =>
     assert.equal(page.status, 200, page.text);
     return page.json.length >= count ? page.json : undefined;
   });
-
-/** The sum of a counter over instances' /metrics (0 where it is absent). */
-async function counted(instances: Harness[], series: string): Promise<number> {
-  let sum = 0;
-  for (const instance of instances) {
-    const text = (await instance.call('GET', '/metrics')).text;
-    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-    sum += Number(line?.split(' ')[1] ?? 0);
-  }
-  return sum;
-}
 
 const failingFirst =
   (times: number, status = 500): Answer =>
