@@ -214,6 +214,7 @@ eachBackend((backend) => {
         'All at once, any order',
       ]);
       await createOrder.selectOption({ label: 'All at once, any order' });
+      await create.getByLabel('Rate limit, attempts a second (optional)').fill('5');
       await create.getByRole('button', { name: 'Add endpoint' }).click();
       await statusSays(page, /is added/);
       const secret = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
@@ -232,9 +233,11 @@ eachBackend((backend) => {
       // The default types but order.placed, with the one not checked by default.
       assert.deepEqual([...endpoint.events].sort(), EVENT_TYPES.filter((type) => type !== 'order.placed').sort());
       assert.equal(endpoint.ordering, 'none');
+      assert.equal(endpoint.rateLimit, 5);
       assert.equal(await createOrder.inputValue(), 'subject', 'the form is reset to the default');
       const card = page.locator('#list > li').filter({ hasText: endpoint.url });
       assert.equal(await card.locator('.ordering').textContent(), 'Delivery order: All at once, any order');
+      assert.equal(await card.locator('.rate-limit').textContent(), 'Rate limit: 5 attempts a second');
       assert.equal(await card.locator('.description').textContent(), 'Main receiver <b>not markup</b>', 'as text');
       assert.equal(await card.locator('b').count(), 0);
 
@@ -270,6 +273,24 @@ eachBackend((backend) => {
       assert.equal((await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json.ordering, 'subject');
       assert.equal(await ordering.textContent(), 'Delivery order: One subject at a time, in order');
       assert.equal(await editOrder.inputValue(), 'subject');
+
+      // The rate limit: shown, changed alone, and cleared by emptying it.
+      const rateLimit = page.locator('#endpoint-rate-limit');
+      assert.equal(await rateLimit.textContent(), 'Rate limit: 5 attempts a second');
+      const editLimit = edit.getByLabel('Rate limit, attempts a second (empty: none)');
+      assert.equal(await editLimit.inputValue(), '5');
+      for (const [typed, sent, shown] of [
+        ['1', 1, 'Rate limit: 1 attempt a second'],
+        ['', null, 'Rate limit: none'],
+      ] as const) {
+        await editLimit.fill(typed);
+        const limitSaved = page.waitForRequest((request) => request.method() === 'PATCH');
+        await edit.getByRole('button', { name: 'Save changes' }).click();
+        assert.equal((await limitSaved).postData(), JSON.stringify({ rateLimit: sent }));
+        await statusSays(page, /^Saved\.$/);
+        assert.equal((await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json.rateLimit, sent);
+        assert.equal(await rateLimit.textContent(), shown);
+      }
 
       // Change the URL, the events and the description (emptied: cleared).
       await edit.getByLabel('URL', { exact: true }).fill(`${receiver.url}/second`);

@@ -30,6 +30,8 @@ export interface Endpoint extends SignatureKeys {
   readonly description: string | null;
   readonly enabled: boolean;
   readonly ordering: DeliveryOrdering;
+  /** Attempts started a second at most; null: no limit. */
+  readonly rateLimit: number | null;
   readonly createdAt: string;
   readonly disabledReason: DisabledReason | null;
   readonly disabledAt: string | null;
@@ -46,15 +48,17 @@ export interface NewEndpoint {
   readonly events: readonly string[];
   readonly description?: string;
   readonly ordering: DeliveryOrdering;
+  readonly rateLimit?: number;
 }
 
-/** The fields sent are changed; `description: null` clears it. */
+/** The fields sent are changed; `description: null` and `rateLimit: null` clear them. */
 export interface EndpointChange {
   readonly url?: string;
   readonly events?: readonly string[];
   readonly enabled?: boolean;
   readonly description?: string | null;
   readonly ordering?: DeliveryOrdering;
+  readonly rateLimit?: number | null;
 }
 
 export interface DeliveryAttempt {

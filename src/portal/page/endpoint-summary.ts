@@ -29,6 +29,10 @@ export function endpointState(endpoint: Endpoint, now = Date.now()): Words {
 /** "Delivery order: One subject at a time, in order". */
 export const endpointOrdering = (endpoint: Endpoint) => `Delivery order: ${ORDERING_WORDS[endpoint.ordering]}`;
 
+/** "Rate limit: 5 attempts a second", or "Rate limit: none". */
+export const endpointRateLimit = ({ rateLimit }: Endpoint) =>
+  `Rate limit: ${rateLimit === null ? 'none' : `${rateLimit} ${rateLimit === 1 ? 'attempt' : 'attempts'} a second`}`;
+
 const STATUS_WORDS = { succeeded: 'Succeeded', pending: 'Failed', failed: 'Failed' } as const;
 
 /** What a waiting delivery's event is about, from its type's prefix: "pet" for `pet.updated`. */

@@ -3,10 +3,11 @@ import type { Endpoint, EndpointChange } from './api-types.js';
 import { confirmAction } from './confirm-dialog.js';
 import { refreshSoon, showDeliveries, stopDeliveries } from './deliveries-view.js';
 import { byId, timeElement } from './dom.js';
-import { endpointOrdering, endpointState } from './endpoint-summary.js';
+import { endpointOrdering, endpointRateLimit, endpointState } from './endpoint-summary.js';
 import { addEventCheckboxes, checkEvents, checkedEvents } from './events-field.js';
 import { act, announce } from './notices.js';
 import { addOrderingOptions, chosenOrdering } from './ordering-field.js';
+import { chosenRateLimit } from './rate-limit-field.js';
 import { showSecret } from './secret-panel.js';
 import { signatureLines } from './signature-keys.js';
 
@@ -17,6 +18,7 @@ const title = byId('endpoint-title', HTMLHeadingElement);
 const state = byId('endpoint-state', HTMLParagraphElement);
 const ordering = byId('endpoint-ordering', HTMLParagraphElement);
 const signature = byId('endpoint-signature', HTMLDivElement);
+const rateLimit = byId('endpoint-rate-limit', HTMLParagraphElement);
 const secretPanel = byId('endpoint-secret', HTMLDivElement);
 const back = byId('endpoint-back', HTMLButtonElement);
 const toggle = byId('endpoint-toggle', HTMLButtonElement);
@@ -29,6 +31,7 @@ const editDescription = byId('edit-description', HTMLInputElement);
 const editEvents = byId('edit-events', HTMLFieldSetElement);
 const editOrdering = byId('edit-ordering', HTMLSelectElement);
 const editOrderingHint = byId('edit-ordering-hint', HTMLParagraphElement);
+const editRateLimit = byId('edit-rate-limit', HTMLInputElement);
 const save = byId('edit-save', HTMLButtonElement);
 const recoverForm = byId('recover-form', HTMLFormElement);
 const recoverSince = byId('recover-since', HTMLInputElement);
@@ -53,11 +56,13 @@ function render(endpoint: Endpoint): void {
   state.replaceChildren(...endpointState(endpoint));
   ordering.textContent = endpointOrdering(endpoint);
   signature.replaceChildren(...signatureLines(endpoint));
+  rateLimit.textContent = endpointRateLimit(endpoint);
   toggle.textContent = endpoint.enabled ? 'Disable endpoint' : 'Enable endpoint';
   editUrl.value = endpoint.url;
   editDescription.value = endpoint.description ?? '';
   checkEvents(editEvents, endpoint.events);
   editOrdering.value = endpoint.ordering;
+  editRateLimit.value = endpoint.rateLimit === null ? '' : String(endpoint.rateLimit);
 }
 
 /** The fields of the form that differ from the endpoint: only those are sent. */
@@ -66,12 +71,14 @@ function changes(endpoint: Endpoint): EndpointChange {
   const description = editDescription.value.trim();
   const events = checkedEvents(editEvents);
   const chosen = chosenOrdering(editOrdering);
+  const limit = chosenRateLimit(editRateLimit);
   const sameEvents = events.length === endpoint.events.length && events.every((type) => endpoint.events.includes(type));
   return {
     ...(url === endpoint.url ? {} : { url }),
     ...(description === (endpoint.description ?? '') ? {} : { description: description === '' ? null : description }),
     ...(sameEvents ? {} : { events }),
     ...(chosen === endpoint.ordering ? {} : { ordering: chosen }),
+    ...(limit === endpoint.rateLimit ? {} : { rateLimit: limit }),
   };
 }
 

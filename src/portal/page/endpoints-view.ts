@@ -1,12 +1,13 @@
 import { createEndpoint, getEndpoint, listDeliveries, listEndpoints } from './api.js';
 import type { Endpoint } from './api-types.js';
 import { button, byId, el, focusChild } from './dom.js';
-import { attemptOutcome, endpointOrdering, endpointState } from './endpoint-summary.js';
+import { attemptOutcome, endpointOrdering, endpointRateLimit, endpointState } from './endpoint-summary.js';
 import { openEndpoint } from './endpoint-view.js';
 import { DEFAULT_EVENTS } from './event-types.js';
 import { addEventCheckboxes, checkEvents, checkedEvents } from './events-field.js';
 import { act, announce, report } from './notices.js';
 import { addOrderingOptions, chosenOrdering } from './ordering-field.js';
+import { chosenRateLimit } from './rate-limit-field.js';
 import { showSecret } from './secret-panel.js';
 
 /** The owner's endpoints, a page at a time, each with its last attempt; and the form that adds one. */
@@ -26,6 +27,7 @@ const createDescription = byId('create-description', HTMLInputElement);
 const createEvents = byId('create-events', HTMLFieldSetElement);
 const createOrdering = byId('create-ordering', HTMLSelectElement);
 const createOrderingHint = byId('create-ordering-hint', HTMLParagraphElement);
+const createRateLimit = byId('create-rate-limit', HTMLInputElement);
 const createAdd = byId('create-add', HTMLButtonElement);
 
 addEventCheckboxes(createEvents);
@@ -54,6 +56,7 @@ function card(endpoint: Endpoint): HTMLLIElement {
     el('p', { className: 'state' }, endpointState(endpoint)),
     el('p', { className: 'events', text: `Events: ${endpoint.events.join(', ')}` }),
     el('p', { className: 'ordering', text: endpointOrdering(endpoint) }),
+    el('p', { className: 'rate-limit', text: endpointRateLimit(endpoint) }),
     lastAttempt(endpoint),
     manage,
   ]);
@@ -102,11 +105,13 @@ createForm.addEventListener('submit', (event) => {
   event.preventDefault();
   void act(createAdd, async () => {
     const description = createDescription.value.trim();
+    const rateLimit = chosenRateLimit(createRateLimit);
     const created = await createEndpoint({
       url: createUrl.value.trim(),
       events: checkedEvents(createEvents),
       ordering: chosenOrdering(createOrdering),
       ...(description === '' ? {} : { description }),
+      ...(rateLimit === null ? {} : { rateLimit }),
     });
     createForm.reset();
     checkEvents(createEvents, DEFAULT_EVENTS);
