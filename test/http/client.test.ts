@@ -333,6 +333,10 @@ eachBackend((backend) => {
       const unordered = await client.createWebhookEndpoint({ url: 'https://hooks.example.com/3', ordering: 'none' });
       assert.equal(unordered.ordering, 'none');
       assert.equal((await client.changeWebhookEndpoint(unordered.id, { ordering: 'subject' })).ordering, 'subject');
+      assert.equal(shown.rateLimit, null);
+      const limited = await client.changeWebhookEndpoint(unordered.id, { rateLimit: 20 });
+      assert.equal(limited.rateLimit, 20);
+      assert.equal((await client.changeWebhookEndpoint(unordered.id, { rateLimit: null })).rateLimit, null);
       assert.equal(await client.deleteWebhookEndpoint(unordered.id), undefined);
       const other = clientFor(h, { apiKey: await h.issueKey('partner', ['read', 'webhooks'], 'partner') });
       assert.deepEqual((await other.listWebhookEndpoints()).items, []);

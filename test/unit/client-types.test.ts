@@ -55,6 +55,8 @@ export async function typeChecks(client: PetstoreClient): Promise<void> {
   const ordering: DeliveryOrdering = (await client.changeWebhookEndpoint(endpoint.id, { ordering: 'subject' }))
     .ordering;
   void ordering;
+  const rateLimit: number | null = (await client.changeWebhookEndpoint(endpoint.id, { rateLimit: null })).rateLimit;
+  void rateLimit;
 
   try {
     await client.getPet(id, { signal: AbortSignal.timeout(1000) });
@@ -95,6 +97,8 @@ export async function typeChecks(client: PetstoreClient): Promise<void> {
   await client.createWebhookEndpoint({ url: 'https://hooks.example.com/in', ordering: 'fifo' });
   // @ts-expect-error an ordering is subject or none
   await client.changeWebhookEndpoint(1, { ordering: 'parallel' });
+  // @ts-expect-error a rate limit is a number (or null)
+  await client.createWebhookEndpoint({ url: 'https://hooks.example.com/in', rateLimit: '5' });
   // @ts-expect-error an apiKey is required
   new PetstoreClient({ baseUrl: 'http://127.0.0.1:8080' });
   void wrong;
