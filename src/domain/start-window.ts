@@ -3,13 +3,17 @@
  * of N refilling N/s lets 2N through in a sliding second (a full bucket, then a second's refill), so the limit
  * keeps a sliding log instead: the starts of the last second, as batches of [time in ms, how many]. A start
  * at `now` is allowed while fewer than N starts are logged after `now - 1 s` (later ones too: another
- * instance's clock, or its call, may have run ahead), which holds in every window that contains it. One
- * batch per grant keeps the log as long as the grants of one second, not N. Both stores run this; the Redis
- * limiter (webhooks/redis-start-limiter.ts) mirrors it in Lua.
+ * instance's clock, or its call, may have run ahead), which holds in every window that contains it. The log
+ * keeps two windows, not one: a take whose time is behind the last one logged (another instance's clock, a
+ * call that waited for the lock) still sees every start of the second before its own time. One batch per
+ * grant keeps the log as long as the grants of two seconds, not N. Both stores run this; the Redis limiter
+ * (webhooks/redis-start-limiter.ts) mirrors it in Lua.
  */
 export const RATE_LIMIT_WINDOW_MS = 1000;
 export const RATE_LIMIT_MIN = 1;
 export const RATE_LIMIT_MAX = 10_000;
+/** How long a start stays in the log: two windows, for takes whose time is behind the newest start's. */
+export const KEPT_MS = 2 * RATE_LIMIT_WINDOW_MS;
 
 /** The starts of the last window: [time in ms, how many started then], oldest first. */
 export type StartLog = ReadonlyArray<readonly [number, number]>;
@@ -30,12 +34,13 @@ export function takeStarts(
   wanted: number,
   now: number,
 ): { readonly log: StartLog; readonly grant: StartGrant } {
-  const kept = log.filter(([at]) => at > now - RATE_LIMIT_WINDOW_MS);
-  const used = kept.reduce((sum, [, count]) => sum + count, 0);
+  const kept = log.filter(([at]) => at > now - KEPT_MS);
+  const counted = kept.filter(([at]) => at > now - RATE_LIMIT_WINDOW_MS);
+  const used = counted.reduce((sum, [, count]) => sum + count, 0);
   const granted = Math.max(0, Math.min(wanted, limit - used));
-  const after: StartLog = granted > 0 ? [...kept, [now, granted]] : kept;
-  const retryAt = Array.from({ length: wanted - granted }, (_, i) => freeAt(after, limit, i + 1, now));
-  return { log: after, grant: { granted, at: now, retryAt } };
+  const entry: StartLog = granted > 0 ? [[now, granted]] : [];
+  const retryAt = Array.from({ length: wanted - granted }, (_, i) => freeAt([...counted, ...entry], limit, i + 1, now));
+  return { log: [...kept, ...entry], grant: { granted, at: now, retryAt } };
 }
 
 /**

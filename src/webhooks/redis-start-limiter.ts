@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import { RATE_LIMIT_WINDOW_MS, type StartGrant, takeStarts } from '../domain/start-window.js';
+import { KEPT_MS, RATE_LIMIT_WINDOW_MS, type StartGrant, takeStarts } from '../domain/start-window.js';
 import type { RedisStartLimits, StartLimiter } from './start-limiter.js';
 
 /**
  * takeStarts' log in a sorted set per endpoint, run atomically in Redis: each grant is a member
- * "<count>:<instance>:<n>" scored by its time in ms. The script drops what left the window, counts what is
- * left, adds the grant, and answers with how many it granted and the log as it found it, from which the
+ * "<count>:<instance>:<n>" scored by its time in ms. The script drops what the log no longer keeps, counts
+ * what is in the window, adds the grant, and answers with how many it granted and the log as it found it, from which the
  * caller computes the same grant (and the retry times) with takeStarts. The time is the caller's, as the
  * database's limits and the deliveries' leases use: instances' clocks must agree.
  */
@@ -16,16 +16,19 @@ local limit = tonumber(ARGV[1])
 local wanted = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local kept = tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - kept)
 local entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
 local used = 0
 for i = 1, #entries, 2 do
-  used = used + tonumber(string.match(entries[i], '^(%d+):'))
+  if tonumber(entries[i + 1]) > now - window then
+    used = used + tonumber(string.match(entries[i], '^(%d+):'))
+  end
 end
 local granted = math.max(0, math.min(wanted, limit - used))
 if granted > 0 then
-  redis.call('ZADD', KEYS[1], now, granted .. ':' .. ARGV[5])
-  redis.call('PEXPIRE', KEYS[1], 2 * window)
+  redis.call('ZADD', KEYS[1], now, granted .. ':' .. ARGV[6])
+  redis.call('PEXPIRE', KEYS[1], kept + window)
 end
 return { granted, entries }
 `;
@@ -80,6 +83,7 @@ export class RedisStartLimiter implements StartLimiter {
       wanted,
       now,
       RATE_LIMIT_WINDOW_MS,
+      KEPT_MS,
       member,
     );
     const log: Array<[number, number]> = [];
