@@ -235,6 +235,8 @@ export class Dispatcher {
     // After the others have begun: they never wait for a limited endpoint's answer from the limiter.
     if (limited.length > 0) {
       const passed = await this.#gate.pass(limited);
+      // Stopping meanwhile: left to their lease, as what a claim takes during a stop is.
+      if (this.#stopping) return due.length;
       begun -= limited.length - passed.length;
       for (const { delivery, startedAt } of passed) this.#begin(delivery, probing, startedAt);
     }
