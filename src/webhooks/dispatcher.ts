@@ -190,8 +190,7 @@ export class Dispatcher {
     const { freeOtherwise, fullOwners, probes } = slots;
     // An endpoint at its rate limit gets no slot until it may start again: its backlog waits in the store.
     const blocked = this.#gate.blocked(now);
-    const free = new Map(slots.free);
-    for (const id of blocked) free.set(id, 0);
+    const free = blocked.length === 0 ? slots.free : new Map([...slots.free, ...blocked.map((id) => [id, 0] as const)]);
     const first = await this.#claimSome({ free, freeOtherwise, fullOwners }, false);
     if (first === undefined || probes.size === 0) return first ?? 0;
     const probing = new Map([...free].map(([id]) => [id, probes.get(id) ?? 0]));
