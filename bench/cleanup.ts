@@ -24,8 +24,14 @@ export class Cleanup {
       try {
         await entry.task();
       } catch (error) {
-        process.stderr.write(`bench: cleaning up ${entry.what} failed: ${(error as Error).message}\n`);
+        process.stderr.write(`bench: cleaning up ${entry.what} failed: ${reason(error)}\n`);
       }
     }
   }
+}
+
+/** An error's message, and its cause's (fetch's "fetch failed" says why only there). */
+function reason(error: unknown): string {
+  const { message, cause } = error as Error;
+  return cause instanceof Error ? `${message} (${cause.message})` : message;
 }

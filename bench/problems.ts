@@ -1,7 +1,7 @@
 import type { StoreName } from './options.js';
 import type { Measured } from './report.js';
 import type { Scenario } from './scenarios.js';
-import { DRAIN_TIMEOUT_MS, type WebhookFigures } from './webhook-subscription.js';
+import { STALL_MS, type WebhookFigures } from './webhook-subscription.js';
 
 /**
  * What a reader of the report must not miss about the deliveries of scenario `label`. Up to `connections`
@@ -12,7 +12,7 @@ function webhookProblems(label: string, figures: WebhookFigures, connections: nu
   const { deliveries, created } = figures;
   if (!figures.drained) {
     problems.push(
-      `${label}: webhook deliveries still pending ${DRAIN_TIMEOUT_MS / 1000} s after the load stopped ` +
+      `${label}: webhook deliveries still pending, none arrived for ${STALL_MS / 1000} s ` +
         `(${deliveries} delivered, ${created} creates answered 2xx)`,
     );
   } else if (deliveries < created || deliveries > created + connections) {

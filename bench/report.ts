@@ -169,8 +169,8 @@ function latencyByRequest(scenarios: readonly Measured[]): string[] {
 }
 
 const WEBHOOK_HEADER = [
-  '| Scenario | creates 2xx | deliveries | distinct ids | deliveries/s in load | deliveries/s to drained | lag p50 / p99 / max ms | drain ms | req/s ÷ create req/s |',
-  '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+  '| Scenario | creates 2xx | deliveries | distinct ids | deliveries/s in load | deliveries/s to drained | deliveries/s after the load | bare client/s | after ÷ bare | lag p50 / p99 / max ms | drain ms | req/s ÷ create req/s |',
+  '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
 ];
 
 /** The deliveries of the scenarios measured with a webhook endpoint, and their req/s against create's. */
@@ -181,13 +181,19 @@ function webhookTable(scenarios: readonly Measured[]): string[] {
     const lag = [w.lagP50Ms, w.lagP99Ms, w.lagMaxMs].map((ms) => (ms === null ? '–' : number(ms))).join(' / ');
     const ratio = create === undefined ? '–' : number(load.requestsPerSecond / create.load.requestsPerSecond, 2);
     const counts = [w.created, w.deliveries, w.distinctIds, w.perSecondDuringLoad, w.perSecondUntilDrained];
-    return [`| ${[name, ...counts.map((count) => number(count)), lag, number(w.drainMs), ratio].join(' | ')} |`];
+    const { perSecondAfterLoad: after, bareClientPerSecond: bare } = w;
+    const pace = [after, bare].map((perSecond) => (perSecond === null ? '–' : number(perSecond)));
+    const ofBare = after === null || bare === null ? '–' : number(after / bare, 2);
+    const cells = [...counts.map((count) => number(count)), ...pace, ofBare, lag, number(w.drainMs), ratio];
+    return [`| ${[name, ...cells].join(' | ')} |`];
   });
   if (rows.length === 0) return [];
   const note =
     'Webhook deliveries to a local receiver answering 204 at once (its own process); lag = arrival − the ' +
     "event's timestamp; drain = the last arrival after the load stopped. Creates 2xx are the service's logged " +
-    '201s; the requests cut off when the load stopped commit unlogged, so up to one delivery a connection more.';
+    '201s; the requests cut off when the load stopped commit unlogged, so up to one delivery a connection more. ' +
+    'After the load, the service drains its backlog with no request to answer; the bare client is node:http ' +
+    'posting the last delivery to the same receiver, as many requests in flight as the service sends one endpoint.';
   return ['', note, '', ...WEBHOOK_HEADER, ...rows];
 }
 

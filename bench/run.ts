@@ -99,11 +99,12 @@ async function measureScenario(
     usage,
     redis,
   } = await measure(run, scenario.load, service.origin, headers, service.processes());
-  // Before the log is read: the service logs each delivery, so its log settles only once they are all sent.
+  // Before the log is read: the service logs each delivery, so its log settles only once they are all sent,
+  // or, when they did not drain, once the endpoint is removed with them.
   const delivered = await webhook?.drain(load, { started, ended: Date.now() });
+  await webhook?.close();
   const log = await service.requestLog(logFrom, await service.settledLogSize());
   const logLinesDropped = (await service.droppedLogLines()) - droppedBefore;
-  await webhook?.close();
   return {
     name: scenario.name,
     description: scenario.description,

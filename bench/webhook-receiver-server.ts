@@ -2,7 +2,8 @@
  * The bench's webhook receiver: dev/webhook-receiver.ts (the tests' own), answering every delivery 204 at
  * once, in a process of its own (started by bench/webhook-receiver.ts) so that receiving costs neither the
  * service nor the load generator. Over IPC it answers `{ stats: until }` with the figures of what arrived
- * since the last `{ reset: true }`. Usage: node --import tsx bench/webhook-receiver-server.ts
+ * since the last `{ reset: true }`, and `{ sample: true }` with the last delivery (for the bare client).
+ * Usage: node --import tsx bench/webhook-receiver-server.ts
  */
 import { type Received, startReceiver } from '../dev/webhook-receiver.js';
 import { percentile } from './percentile.js';
@@ -45,6 +46,9 @@ process.on('message', (question: ReceiverQuestion) => {
     lags = [];
     ids = new Set();
     process.send?.({ reset: true });
+  } else if ('sample' in question) {
+    const last = receiver.received.at(-1);
+    process.send?.(last === undefined ? null : { headers: last.headers, body: last.body });
   } else {
     process.send?.(stats(question.stats ?? Number.POSITIVE_INFINITY));
   }

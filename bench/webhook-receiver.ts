@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { SampleDelivery } from './bare-deliveries.js';
 import { startServerChild } from './children.js';
 import type { Cleanup } from './cleanup.js';
 
@@ -21,13 +22,15 @@ export interface ReceiverStats {
 }
 
 /** What the bench asks the receiver's process over IPC. */
-export type ReceiverQuestion = { readonly stats?: number } | { readonly reset: true };
+export type ReceiverQuestion = { readonly stats?: number } | { readonly reset: true } | { readonly sample: true };
 
 /** The webhook receiver (dev/webhook-receiver.ts) in a process of its own, asked for its figures. */
 export interface ReceiverProcess {
   /** Where the service is to send deliveries. */
   readonly url: string;
   stats(until?: number): Promise<ReceiverStats>;
+  /** The last delivery it got since its last reset, as it came; null before any. */
+  sample(): Promise<SampleDelivery | null>;
   reset(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -60,6 +63,7 @@ export async function startReceiverProcess(cleanup: Cleanup): Promise<ReceiverPr
   return {
     url: `http://127.0.0.1:${port}/hook`,
     stats: (until) => ask<ReceiverStats>(until === undefined ? {} : { stats: until }),
+    sample: () => ask<SampleDelivery | null>({ sample: true }),
     reset: () => ask({ reset: true }).then(() => undefined),
     stop,
   };

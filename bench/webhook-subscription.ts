@@ -1,11 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { bareDeliveries } from './bare-deliveries.js';
 import type { Cleanup } from './cleanup.js';
 import type { LoadResult } from './load.js';
 import type { Service } from './service.js';
 import type { ReceiverProcess, ReceiverStats } from './webhook-receiver.js';
 
-/** How long the deliveries of a load may take to arrive, after it stopped. */
-export const DRAIN_TIMEOUT_MS = 60_000;
+/**
+ * The deliveries of a load are waited for as long as they keep arriving: given up once none arrived for this
+ * long (the service is stuck, not slow). A fixed deadline gave up on a slow but steady drain while the
+ * service went on sending, and the scenario's log never settled.
+ */
+export const STALL_MS = 30_000;
+/** Seconds the bare client posts to the receiver (bareDeliveries), once the service's deliveries are in. */
+const BARE_SECONDS = 3;
 /**
  * Once the deliveries counted arrived, the receiver must stay quiet this long before the service is asked
  * whether any are pending: creates still in flight when the load generator stopped commit (and are
@@ -29,13 +36,23 @@ export interface WebhookFigures {
   readonly perSecondDuringLoad: number;
   /** All deliveries, per second from the load's start until the last arrived (or the load ended). */
   readonly perSecondUntilDrained: number;
+  /**
+   * Deliveries that arrived after the load stopped, per second from its end to the last one: the backlog
+   * drained by a service no request keeps busy; null when none arrived after it.
+   */
+  readonly perSecondAfterLoad: number | null;
+  /**
+   * A bare node:http client's requests per second to the same receiver, with as many in flight as the
+   * service sends one endpoint (bare-deliveries.ts): what perSecondAfterLoad is held against.
+   */
+  readonly bareClientPerSecond: number | null;
   /** Arrival − the event's timestamp (when the change was recorded, just before its commit). */
   readonly lagP50Ms: number | null;
   readonly lagP99Ms: number | null;
   readonly lagMaxMs: number | null;
   /** From the end of the load to the last delivery; 0 when none arrived after it. */
   readonly drainMs: number;
-  /** False when the service still had deliveries pending 60 s after the load stopped. */
+  /** False when the service still had deliveries pending once none had arrived for STALL_MS. */
   readonly drained: boolean;
 }
 
@@ -53,7 +70,7 @@ type Pending = () => Promise<number>;
 
 /**
  * Waits until `expected` deliveries arrived, the receiver has been quiet and the service has none pending,
- * or the deadline passed; `countUntil` in the stats counts those that arrived until `until`.
+ * or none arrived for STALL_MS; `countUntil` in the stats counts those that arrived until `until`.
  */
 async function untilDelivered(
   receiver: ReceiverProcess,
@@ -61,13 +78,13 @@ async function untilDelivered(
   expected: number,
   until?: number,
 ): Promise<{ stats: ReceiverStats; drained: boolean }> {
-  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+  const waitingSince = Date.now();
   for (;;) {
     const stats = await receiver.stats(until);
     // The service is asked last, and seldom: its /metrics costs it a query.
     const quiet = stats.count >= expected && Date.now() - (stats.lastArrival ?? 0) >= QUIET_MS;
     if (quiet && (await pending()) === 0) return { stats, drained: true };
-    if (Date.now() > deadline) return { stats, drained: false };
+    if (Date.now() - Math.max(waitingSince, stats.lastArrival ?? 0) > STALL_MS) return { stats, drained: false };
     await sleep(quiet ? QUIET_MS : POLL_MS);
   }
 }
@@ -119,15 +136,24 @@ export class WebhookSubscription {
     await this.#receiver.reset();
   }
 
-  /** Waits for the deliveries of `load`, which ran in `window`; `created` is counted by the caller later. */
+  /**
+   * Waits for the deliveries of `load`, which ran in `window`, then measures the bare client against the
+   * receiver; `created` is counted by the caller later.
+   */
   async drain(load: LoadResult, window: LoadWindow): Promise<Omit<WebhookFigures, 'created'>> {
     const { stats, drained } = await untilDelivered(this.#receiver, this.#pending, succeeded(load), window.ended);
     const drainedAt = Math.max(stats.lastArrival ?? window.ended, window.ended);
+    const afterLoad = stats.count - stats.countUntil;
+    const sample = await this.#receiver.sample();
+    const bare = sample === null ? null : await bareDeliveries(this.#receiver.url, sample, BARE_SECONDS);
+    await this.#receiver.reset();
     return {
       deliveries: stats.count,
       distinctIds: stats.distinctIds,
       perSecondDuringLoad: stats.countUntil / ((window.ended - window.started) / 1000),
       perSecondUntilDrained: stats.count / ((drainedAt - window.started) / 1000),
+      perSecondAfterLoad: afterLoad === 0 ? null : afterLoad / ((drainedAt - window.ended) / 1000),
+      bareClientPerSecond: bare,
       lagP50Ms: stats.lagP50Ms,
       lagP99Ms: stats.lagP99Ms,
       lagMaxMs: stats.lagMaxMs,
