@@ -217,6 +217,23 @@ test('sqlite: a later() write rides in the next batch, or commits alone within i
   assert.deepEqual(db.prepare('SELECT x FROM t ORDER BY x').pluck().all(), [1, 2, 3]);
 });
 
+test('sqlite: a batch of writes that need not be durable commits unsynced; one durable write syncs its batch', async (t) => {
+  const path = join(tempDir(t), 'u.db');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE t (x INTEGER)');
+  t.after(() => db.close());
+  const synchronous = () => db.pragma('synchronous', { simple: true });
+  const writes = new GroupCommit(db);
+  const unsynced = { durable: false };
+  assert.equal(await writes.run(synchronous, unsynced), 1, 'NORMAL: no fsync of its own');
+  const [withDurable] = await Promise.all([writes.run(synchronous, unsynced), writes.run(synchronous)]);
+  assert.equal(withDurable, 2, 'FULL: a durable write in the batch');
+  assert.equal(await writes.later(synchronous, 1, unsynced), 1);
+  assert.equal(synchronous(), 2, 'FULL again after an unsynced batch');
+});
+
 test('sqlite: a write lock held by another process past the busy timeout is "unavailable" (503), not a bug', async (t) => {
   const { db, holder } = lockableDatabase(t, 'busy.db', 50);
   holder.exec('BEGIN IMMEDIATE');

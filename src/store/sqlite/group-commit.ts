@@ -8,8 +8,18 @@ const LOCK_WAIT_MS = 10_000;
 /** The longest pause between two tries for the lock: short, since a foreign commit takes milliseconds. */
 const MAX_RETRY_DELAY_MS = 32;
 
+/**
+ * `durable: false`: the write may be lost to a power cut (not to a crash of the process) once committed,
+ * since what it records is redone after such a loss anyway. A batch of only such writes commits without an
+ * fsync; one durable write in the batch makes the commit, and every write before it, durable.
+ */
+export interface WriteOptions {
+  readonly durable?: boolean;
+}
+
 interface Job {
   readonly work: () => unknown;
+  readonly durable: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
   /** When the job stops waiting for the write lock (Date.now() milliseconds). */
@@ -18,7 +28,8 @@ interface Job {
 
 /**
  * Group commit: the writes asked for during one turn of the event loop run together in one IMMEDIATE
- * transaction, so one fsync (synchronous=FULL) makes all of them durable instead of one each. Each write
+ * transaction, so one fsync (synchronous=FULL) makes all of them durable instead of one each (a batch of
+ * writes that need not be durable commits without it: WriteOptions). Each write
  * runs in a savepoint of its own (a failing one is rolled back alone and rejects alone), and every promise
  * settles only after COMMIT returned: nothing is acknowledged before it is on disk. A write's own
  * `db.transaction` functions nest as savepoints inside the batch.
@@ -73,10 +84,9 @@ export class GroupCommit {
   }
 
   /** Runs `work` (synchronous statements) in the next batch; resolves with its result once committed. */
-  run<T>(work: () => T): Promise<T> {
+  run<T>(work: () => T, options: WriteOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const deadline = Date.now() + this.#lockWaitMs;
-      this.#queue.push({ work: this.#inContext(work), resolve: resolve as (value: unknown) => void, reject, deadline });
+      this.#queue.push(this.#job(work, resolve, reject, options));
       if (this.#scheduled) return;
       this.#scheduled = true;
       // setImmediate: after the requests that arrived in this turn have queued their writes.
@@ -88,10 +98,9 @@ export class GroupCommit {
    * Runs `work` in the next batch that commits anyway, or at the latest `withinMs` from now: for writes
    * that nobody answers on, which then add no commit (no fsync) of their own while other writes go on.
    */
-  later<T>(work: () => T, withinMs: number): Promise<T> {
+  later<T>(work: () => T, withinMs: number, options: WriteOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const deadline = Date.now() + this.#lockWaitMs;
-      this.#queue.push({ work: this.#inContext(work), resolve: resolve as (value: unknown) => void, reject, deadline });
+      this.#queue.push(this.#job(work, resolve, reject, options));
       if (this.#scheduled || this.#deferred !== undefined) return;
       this.#deferred = setTimeout(() => {
         this.#deferred = undefined;
@@ -108,6 +117,16 @@ export class GroupCommit {
     if (!this.#keepContext) return work;
     const inAskersContext = AsyncLocalStorage.snapshot();
     return () => inAskersContext(work);
+  }
+
+  #job<T>(work: () => T, resolve: (value: T) => void, reject: (error: unknown) => void, options: WriteOptions): Job {
+    return {
+      work: this.#inContext(work),
+      durable: options.durable ?? true,
+      resolve: resolve as (value: unknown) => void,
+      reject,
+      deadline: Date.now() + this.#lockWaitMs,
+    };
   }
 
   /** Takes the write lock if it is free; otherwise tries again later and fails the writes that waited too long. */
@@ -167,7 +186,35 @@ export class GroupCommit {
       this.#endTurn();
       return;
     }
-    if (!this.#haveTurn() || !this.#lock()) return;
+    if (!this.#haveTurn()) return;
+    // The queue is the batch: nothing joins it while this runs. Set outside the transaction, as SQLite asks.
+    const unsynced = this.#queue.every((job) => !job.durable);
+    if (unsynced && !this.#setSynchronous('NORMAL')) return;
+    try {
+      this.#commitBatch();
+    } finally {
+      if (unsynced) this.#setSynchronous('FULL');
+    }
+  }
+
+  /**
+   * Sets `synchronous` for the batches from now on; a failure (a closed store) fails the writes queued, as
+   * BEGIN's would. Not a prepared statement: SQLite applies this pragma as it compiles it, not each run.
+   */
+  #setSynchronous(level: 'NORMAL' | 'FULL'): boolean {
+    try {
+      this.#db.pragma(`synchronous = ${level}`);
+      return true;
+    } catch (error) {
+      const failure = this.trouble.failed(error);
+      for (const job of this.#queue.splice(0)) job.reject(failure);
+      this.#endTurn();
+      return false;
+    }
+  }
+
+  #commitBatch(): void {
+    if (!this.#lock()) return;
     const jobs = this.#queue;
     this.#queue = [];
     const outcomes: { ok: boolean; value: unknown }[] = [];
