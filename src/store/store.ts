@@ -228,6 +228,11 @@ export interface DeliveryStore {
    * 410 or failing since `disableIfFailingSince` disables it (if enabled) and records `webhook_endpoint.disabled`.
    */
   finish(outcome: AttemptOutcome): Promise<AttemptRecorded>;
+  /**
+   * Gives back claims of deliveries not attempted (claimed ahead, and the dispatcher stopped): each is due
+   * again at once for any claim, its attempts unchanged. Only while the claim is still the one given.
+   */
+  release(deliveries: readonly DueDelivery[]): Promise<void>;
   /** The endpoints' signing secrets now, by id (one read for many attempts); an endpoint gone is absent. */
   signingSecrets(endpointIds: readonly number[]): Promise<Map<number, SigningSecrets>>;
   stats(now: Date): Promise<DeliveryStats>;

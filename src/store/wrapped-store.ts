@@ -62,6 +62,7 @@ export function wrapStore(store: Store, around: AroundCall): Store {
       // Not wrapped: it answers from memory.
       unreached: () => deliveries.unreached(),
       finish: around('deliveries.finish', (outcome) => deliveries.finish(outcome)),
+      release: around('deliveries.release', (claimed) => deliveries.release(claimed)),
       signingSecrets: around('deliveries.signingSecrets', (ids) => deliveries.signingSecrets(ids)),
       stats: around('deliveries.stats', (now) => deliveries.stats(now)),
     },

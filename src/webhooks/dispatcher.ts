@@ -19,6 +19,13 @@ const POLL_MS = 500;
 export const PER_ENDPOINT = 16;
 const TRIAL = 256;
 /**
+ * Deliveries claimed for an endpoint with its full share (EndpointSlots.proven) beyond its free slots: each
+ * answer begins the next at once, and its answers ask for a claim only once half of these are gone, so a
+ * claim takes a batch. Claiming after every answer, one or two deliveries a claim, held a process with
+ * nothing else to do to 0.2× of a bare client's pace against the same receiver.
+ */
+const AHEAD = 4 * PER_ENDPOINT;
+/**
  * Attempts started in the last SLOW_MS (with their recording), in all: the work the process does at once.
  * An attempt still waiting for its answer after SLOW_MS no longer counts here (it holds a socket and a
  * timer, no work), so endpoints that hang cannot fill the process: they hold only their own slots.
@@ -63,6 +70,15 @@ export class Dispatcher {
   readonly #leaseMs: number;
   readonly #slots = new EndpointSlots({ perEndpoint: PER_ENDPOINT, trial: TRIAL, hanging: HANGING, slowMs: SLOW_MS });
   readonly #attempts = new Set<Promise<void>>();
+  /**
+   * Deliveries claimed and not begun, by endpoint: claimed ahead (AHEAD), or waiting for room (IN_FLIGHT,
+   * the pace). Begun as room comes; given back (DeliveryStore.release) on stop.
+   */
+  readonly #ready = new Map<number, DueDelivery[]>();
+  /** Endpoints last claimed with a rate limit: nothing is claimed ahead for them, their gate paces them. */
+  readonly #limited = new Set<number>();
+  /** Claims being given back. */
+  readonly #givingBack = new Set<Promise<void>>();
   /** Attempts that count against IN_FLIGHT: started less than SLOW_MS ago and not yet recorded. */
   #busy = 0;
   /** Of those, probes of endpoints that hang: they may take half of IN_FLIGHT, the rest is the others'. */
@@ -169,7 +185,9 @@ export class Dispatcher {
     this.#stopWatching?.();
     clearTimeout(this.#gap);
     this.#gate.stop();
-    const settled = () => Promise.allSettled([this.#claiming, ...this.#attempts]);
+    this.#giveBack([...this.#ready.values()].flat());
+    this.#ready.clear();
+    const settled = () => Promise.allSettled([this.#claiming, ...this.#givingBack, ...this.#attempts]);
     // Unreferenced: a wait that lost the race must not keep the stopped process alive for its 2 s. What
     // is in flight holds the process while it is (its sockets and timers are referenced).
     const wait = () => sleep(STOP_WAIT_MS, undefined, { ref: false });
@@ -185,13 +203,14 @@ export class Dispatcher {
    * take the turns of the others. The second claim is made only when some endpoint waits to probe.
    */
   async #claim(): Promise<number> {
+    this.#beginReady();
     const now = Date.now();
-    const slots = this.#slots.free(now);
-    const { freeOtherwise, fullOwners, probes } = slots;
+    const { free, freeOtherwise, fullOwners, probes } = this.#slots.free(now);
     // An endpoint at its rate limit gets no slot until it may start again: its backlog waits in the store.
     const blocked = this.#gate.blocked(now);
-    const free = blocked.length === 0 ? slots.free : new Map([...slots.free, ...blocked.map((id) => [id, 0] as const)]);
-    const first = await this.#claimSome({ free, freeOtherwise, fullOwners }, false);
+    const wanted = this.#wanted(free, now);
+    for (const id of blocked) wanted.set(id, 0);
+    const first = await this.#claimSome({ free: wanted, freeOtherwise, fullOwners }, false);
     if (first === undefined || probes.size === 0) return first ?? 0;
     const probing = new Map([...free].map(([id]) => [id, probes.get(id) ?? 0]));
     for (const id of blocked) probing.set(id, 0);
@@ -199,9 +218,25 @@ export class Dispatcher {
   }
 
   /**
+   * What a claim may take of each endpoint: its free slots, AHEAD more when it is proven, less what is
+   * claimed for it here already (of an endpoint not known to the slots yet, nothing more while its first
+   * waits here).
+   */
+  #wanted(free: ReadonlyMap<number, number>, now: number): Map<number, number> {
+    const wanted = new Map<number, number>();
+    for (const [id, slots] of free) {
+      const ahead = !this.#limited.has(id) && this.#slots.proven(id, now) ? AHEAD : 0;
+      wanted.set(id, Math.max(0, slots + ahead - (this.#ready.get(id)?.length ?? 0)));
+    }
+    for (const id of this.#ready.keys()) if (!wanted.has(id)) wanted.set(id, 0);
+    return wanted;
+  }
+
+  /**
    * One claim within the pace and IN_FLIGHT (probes within half of it, so a crowd probing at once leaves
-   * the endpoints that answer room in the next claims too), begun; how many it took, undefined when it
-   * could take none.
+   * the endpoints that answer room in the next claims too); how many it took, undefined when it could take
+   * none. Probes begin at once; the rest as their endpoints' slots allow (#beginReady): all at once but what
+   * was claimed ahead for proven endpoints.
    */
   async #claimSome(
     slots: Pick<ClaimQuery, 'free' | 'freeOtherwise' | 'fullOwners'>,
@@ -227,26 +262,95 @@ export class Dispatcher {
     if (this.#stopping) return undefined;
     const limited: DueDelivery[] = [];
     for (const delivery of due) {
-      if (delivery.endpoint.rateLimit === null) this.#begin(delivery, probing);
-      else limited.push(delivery);
+      const id = delivery.endpoint.id;
+      if (delivery.endpoint.rateLimit !== null) {
+        this.#limited.add(id);
+        limited.push(delivery);
+      } else if (probing) {
+        this.#limited.delete(id);
+        this.#begin(delivery, true);
+      } else {
+        this.#limited.delete(id);
+        const queue = this.#ready.get(id);
+        if (queue === undefined) this.#ready.set(id, [delivery]);
+        else queue.push(delivery);
+      }
     }
-    let begun = due.length;
+    this.#beginReady();
     // After the others have begun: they never wait for a limited endpoint's answer from the limiter.
-    if (limited.length > 0) {
-      const passed = await this.#gate.pass(limited);
-      // Stopping meanwhile: left to their lease, as what a claim takes during a stop is.
-      if (this.#stopping) return due.length;
-      begun -= limited.length - passed.length;
-      for (const { delivery, startedAt } of passed) this.#begin(delivery, probing, startedAt);
-    }
-    this.#startedInWindow += begun;
+    if (limited.length > 0) await this.#passLimited(limited, probing);
     return due.length;
+  }
+
+  /**
+   * Begins what a limited endpoint's limit lets through, logged as started at the limit's time, which
+   * counted it; the rest the gate held back. One let through with no room left (its endpoint became
+   * limited after more was claimed ahead for it) is given back: its start was counted, never made, which
+   * only slows the endpoint.
+   */
+  async #passLimited(limited: DueDelivery[], probing: boolean): Promise<void> {
+    const passed = await this.#gate.pass(limited);
+    // Stopping meanwhile: left to their lease, as what a claim takes during a stop is.
+    if (this.#stopping) return;
+    const unused: DueDelivery[] = [];
+    for (const { delivery, startedAt } of passed) {
+      if (probing || (this.#slots.open(delivery.endpoint.id) > 0 && this.#busy < IN_FLIGHT))
+        this.#begin(delivery, probing, startedAt);
+      else unused.push(delivery);
+    }
+    this.#giveBack(unused);
+  }
+
+  /**
+   * Begins the deliveries waiting here as their endpoints' own slots, IN_FLIGHT and the pace allow, each
+   * endpoint's in the order claimed. One whose claim would run out before its attempt could be recorded
+   * is given back instead (it waited for long: its endpoint's attempts hung).
+   */
+  #beginReady(): void {
+    if (this.#stopping) return;
+    const now = Date.now();
+    const stale: DueDelivery[] = [];
+    for (const [endpoint, queue] of this.#ready) {
+      while (queue.length > 0 && this.#slots.open(endpoint) > 0 && this.#busy < IN_FLIGHT) {
+        if (this.#startedInWindow >= this.#pace.allowance) {
+          this.#heldBack = true;
+          return;
+        }
+        const delivery = queue.shift() as DueDelivery;
+        if (queue.length === 0) this.#ready.delete(endpoint);
+        if (delivery.claimedUntil.getTime() - now < this.#options.timeoutMs + LEASE_MARGIN_MS / 2) stale.push(delivery);
+        else this.#begin(delivery, false);
+      }
+    }
+    this.#giveBack(stale);
+  }
+
+  /** Gives back claims not attempted, so that any claim takes them at once; on failure, left to their lease. */
+  #giveBack(deliveries: DueDelivery[]): void {
+    if (deliveries.length === 0) return;
+    const given = this.#options.deliveries
+      .release(deliveries)
+      .catch((error: unknown) =>
+        this.#options.log.warn({ err: error }, 'giving back webhook deliveries failed; left to their lease'),
+      )
+      .finally(() => this.#givingBack.delete(given));
+    this.#givingBack.add(given);
+  }
+
+  /**
+   * An attempt to `endpoint` ended or stopped counting as busy: what waits here for that room begins, and
+   * a claim is made unless the endpoint is still fed from what was claimed ahead for it.
+   */
+  #roomFor(endpoint: number): void {
+    this.#beginReady();
+    if ((this.#ready.get(endpoint)?.length ?? 0) <= AHEAD / 2) this.wake();
   }
 
   /** Begins an attempt, logged as started at `startedAt` (a rate limit's time, which counted it) or now. */
   #begin(delivery: DueDelivery, probing: boolean, startedAt?: Date): void {
     const endpoint = delivery.endpoint.id;
     this.#slots.begin(endpoint, delivery.endpoint.owner, Date.now());
+    this.#startedInWindow++;
     this.#busy++;
     if (probing) this.#busyProbing++;
     let busy = true;
@@ -255,7 +359,7 @@ export class Dispatcher {
       busy = false;
       this.#busy--;
       if (probing) this.#busyProbing--;
-      this.wake();
+      this.#roomFor(endpoint);
     };
     const slow = setTimeout(idle, SLOW_MS);
     slow.unref();
@@ -265,7 +369,7 @@ export class Dispatcher {
       if (released) return;
       released = true;
       this.#slots.end(endpoint, delivered, Date.now());
-      this.wake();
+      this.#roomFor(endpoint);
     };
     const attempt = runAttempt(delivery, release, {
       ...this.#options,
@@ -282,7 +386,7 @@ export class Dispatcher {
         // Recorded: the next event of its subject may go now (ordering per subject), so a slow attempt,
         // which no longer counts as busy, wakes the dispatcher too.
         if (busy) idle();
-        else this.wake();
+        else this.#roomFor(endpoint);
       });
     this.#attempts.add(attempt);
   }

@@ -122,6 +122,25 @@ export class EndpointSlots {
     return { free, freeOtherwise: Math.min(1, trialLeft), fullOwners, probes };
   }
 
+  /**
+   * True when `endpoint` has its full share and hangs in no way (nothing waiting `slowMs`, no slow failure):
+   * the next of its deliveries may be claimed before its slots free up.
+   */
+  proven(endpoint: number, now: number): boolean {
+    const known = this.#endpoints.get(endpoint);
+    if (known === undefined || known.limit < this.#bounds.perEndpoint || known.slowFailure) return false;
+    return !known.begun.some((at) => now - at >= this.#bounds.slowMs);
+  }
+
+  /**
+   * Attempts `endpoint` may begin now within its own limit, for deliveries claimed for it already: one for an
+   * endpoint not seen yet (its first attempt).
+   */
+  open(endpoint: number): number {
+    const known = this.#endpoints.get(endpoint);
+    return known === undefined ? 1 : Math.max(0, known.limit - known.begun.length);
+  }
+
   /** An attempt to `endpoint`, of `owner`, began. */
   begin(endpoint: number, owner: string, now: number): void {
     const known = this.#endpoints.get(endpoint);

@@ -22,7 +22,7 @@ function brokenStore(real: Store): Store {
     orders: { place: fail, placeOnce: fail, get: fail, list: fail, changeStatus: fail },
     events: { list: fail, get: fail, head: fail, purge: fail, watch: () => () => undefined },
     webhooks: { create: fail, get: fail, list: fail, update: fail, rotateSecret: fail, remove: fail, attempts: fail },
-    deliveries: { claim: fail, unreached: () => false, finish: fail, signingSecrets: fail, stats: fail },
+    deliveries: { claim: fail, unreached: () => false, finish: fail, release: fail, signingSecrets: fail, stats: fail },
     redeliveries: { resend: fail, recover: fail, sendTest: fail },
     endpointStarts: { take: fail, holdBack: fail },
     purgeExpiredIdempotencyKeys: fail,

@@ -325,6 +325,37 @@ function suite(backend: StoreBackend) {
     assert.equal(again?.attempt, 1, 'the same attempt, to be sent again');
   });
 
+  test('closing gives back the deliveries claimed ahead: another instance takes them at once, untried', async (t) => {
+    const h = await startHarness(t, backend, { ...FAST, webhookDelivery: { timeoutMs: 5000, retrySchedule: [100] } });
+    const slow = await startReceiver(t, () => ({ status: 204, delayMs: 1000 }));
+    const { id } = await register(h, slow.url);
+    const pets = 200;
+    await h.createPets(pets);
+    // Four answers prove the endpoint (1, 2, 4, 8 in flight); then its next ones are claimed ahead.
+    await slow.until((got) => got.length >= 40, 20_000);
+    await h.app.close();
+    const sent = slow.received.length;
+    const claim = () =>
+      h.store.deliveries.claim({
+        now: new Date(),
+        leaseMs: 1000,
+        limit: pets,
+        free: new Map(),
+        freeOtherwise: pets,
+        fullOwners: [],
+      });
+    const left = await claim();
+    t.diagnostic(`${sent} sent before the stop, ${left.length} claimable after it`);
+    assert.ok(sent < pets, 'some were left when it closed');
+    // All but what a claim under way when the stop came took (left to its lease, as a dead process's): at
+    // most an endpoint's 16. Without giving back, the 64 claimed ahead would wait for their lease.
+    assert.ok(left.length >= pets - sent - 16, 'what was not sent is claimable at once, not held by a lease');
+    assert.ok(
+      left.every((delivery) => delivery.attempt === 1 && delivery.endpoint.id === id),
+      'untried',
+    );
+  });
+
   test('metrics: deliveries by outcome, and the age of the oldest pending one', async (t) => {
     const h = await startHarness(t, backend, {
       ...FAST,

@@ -149,6 +149,28 @@ eachBackend((backend) => {
       );
     });
 
+    test('release: a claim given back is due again at once, unless another claim replaced it', async (t) => {
+      const store = await fresh(t);
+      const { id } = await endpoint(store);
+      await pets(store, 2);
+      const now = later();
+      const [kept, given] = await store.deliveries.claim(claimQuery(now, { leaseMs: 1000 }));
+      assert.ok(kept && given);
+      await store.deliveries.release([given]);
+      const [again] = await store.deliveries.claim(claimQuery(now, { leaseMs: 1000 }));
+      assert.deepEqual([again?.id, again?.attempt], [given.id, 1], 'claimed again at once, its attempts unchanged');
+      const [theirs] = await store.deliveries.claim(claimQuery(new Date(now.getTime() + 1001)));
+      assert.ok(theirs);
+      await store.deliveries.release([kept]);
+      assert.deepEqual(
+        await store.deliveries.claim(claimQuery(new Date(now.getTime() + 1002))),
+        [],
+        'a stale claim gives back nothing',
+      );
+      assert.equal(await store.deliveries.finish(outcome(theirs)), true);
+      assert.equal((await store.webhooks.attempts(id, { limit: 10 })).length, 1, 'a release logs no attempt');
+    });
+
     test("finish: a wait asked for pauses the endpoint's every delivery until then; a later success keeps it", async (t) => {
       const store = await fresh(t);
       const { a, b, now, first } = await twoOfEach(store, 3);

@@ -87,3 +87,21 @@ test('a crowd that never answers leaves the trial slots once its attempts wait p
   slots.end(999, true, 10_601);
   assert.equal(slots.free(10_601).free.get(999), 2, 'and one that answers grows its share');
 });
+
+test('an endpoint is proven at its full share while nothing of it hangs; open() is what its own limit leaves', () => {
+  const slots = new EndpointSlots({ perEndpoint: 4, trial: 10, hanging: 10, slowMs: 500 });
+  assert.equal(slots.open(1), 1, 'not seen yet: its first attempt');
+  assert.equal(slots.proven(1, 0), false);
+  for (let i = 0; i < 2; i++) {
+    slots.begin(1, 'acme', 0);
+    slots.end(1, true, 0);
+  }
+  assert.equal(slots.proven(1, 0), true, 'two successes: 1, 2, then 4 in flight');
+  slots.begin(1, 'acme', 0);
+  assert.equal(slots.open(1), 3);
+  assert.equal(slots.proven(1, 499), true);
+  assert.equal(slots.proven(1, 500), false, 'an attempt waits past slowMs: it may hang');
+  slots.end(1, false, 600);
+  assert.equal(slots.proven(1, 600), false, 'failed slowly, and below its share');
+  assert.equal(slots.open(1), 2);
+});

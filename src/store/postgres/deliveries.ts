@@ -79,6 +79,9 @@ export const DELIVERY_QUERIES = {
       error, attempted_at, next_attempt_at, triggered_by, duration_ms, response_body, response_body_truncated)
     SELECT id, endpoint_id, event_seq, $6, $4, $3, $7, $8, $9, $5, triggered_by, $11, $12, $13
     FROM moved RETURNING delivery_id`,
+  release: `UPDATE webhook_deliveries d SET claimed_until = NULL
+    FROM unnest($1::bigint[], $2::timestamptz[]) AS r(id, claimed_until)
+    WHERE d.id = r.id AND d.claimed_until = r.claimed_until AND d.status = 'pending'`,
   stats: deliveryStatsQuery('w.enabled', UNQUEUED),
   secrets: secretsOf('SELECT unnest($1::bigint[])'),
 };
@@ -143,6 +146,12 @@ export class PostgresDeliveryStore implements DeliveryStore {
   /** Outcomes that arrive together are recorded in one statement and one commit (deliveryFinishBatch). */
   finish(outcome: AttemptOutcome): Promise<AttemptRecorded> {
     return this.#finishes.run(outcome);
+  }
+
+  async release(deliveries: readonly DueDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const values = [deliveries.map(({ id }) => id), deliveries.map(({ claimedUntil }) => claimedUntil)];
+    await this.#db.rows('deliveries-release', DELIVERY_QUERIES.release, values);
   }
 
   async signingSecrets(endpointIds: readonly number[]): Promise<Map<number, SigningSecrets>> {

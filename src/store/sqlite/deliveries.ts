@@ -34,6 +34,8 @@ export const DELIVERY_QUERIES = {
     JOIN webhook_endpoints w ON w.id = d.endpoint_id
     JOIN events e ON e.seq = d.event_seq
     ORDER BY j.key`,
+  release: `UPDATE webhook_deliveries SET claimed_until = NULL
+    WHERE id = ? AND claimed_until = ? AND status = 'pending'`,
   move: `UPDATE webhook_deliveries
     SET status = @status, attempts = @attempts, next_attempt_at = @nextAttemptAt, claimed_until = NULL
     WHERE id = @id AND claimed_until = @claimedUntil AND status = 'pending'`,
@@ -87,6 +89,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
   readonly #firstTests: Database.Statement<[{ endpoint: number; now: number; limit: number }], DueRow>;
   readonly #claim: Database.Statement<[number, string]>;
   readonly #claimed: Database.Statement<[string], DueDeliveryRow<number>>;
+  readonly #release: Database.Statement<[number, number]>;
   readonly #move: Database.Statement<[Record<string, unknown>]>;
   readonly #log: Database.Statement<[Record<string, unknown>]>;
   readonly #stats: Database.Statement<[], { pending: number; oldest: number | null }>;
@@ -107,6 +110,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
     this.#firstTests = db.prepare(DELIVERY_QUERIES.firstTests);
     this.#claim = db.prepare(DELIVERY_QUERIES.claim);
     this.#claimed = db.prepare(DELIVERY_QUERIES.claimed);
+    this.#release = db.prepare(DELIVERY_QUERIES.release);
     this.#move = db.prepare(DELIVERY_QUERIES.move);
     this.#log = db.prepare(DELIVERY_QUERIES.log);
     this.#stats = db.prepare(DELIVERY_QUERIES.stats);
@@ -200,6 +204,13 @@ export class SqliteDeliveryStore implements DeliveryStore {
       RECORD_WITHIN_MS,
       UNSYNCED,
     );
+  }
+
+  async release(deliveries: readonly DueDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    await this.#writes.run(() => {
+      for (const { id, claimedUntil } of deliveries) this.#release.run(id, claimedUntil.getTime());
+    }, UNSYNCED);
   }
 
   async signingSecrets(endpointIds: readonly number[]): Promise<Map<number, SigningSecrets>> {
