@@ -169,8 +169,8 @@ function latencyByRequest(scenarios: readonly Measured[]): string[] {
 }
 
 const WEBHOOK_HEADER = [
-  '| Scenario | creates 2xx | deliveries | distinct ids | deliveries/s in load | deliveries/s to drained | deliveries/s after the load | bare client/s | after ÷ bare | lag p50 / p99 / max ms | drain ms | req/s ÷ create req/s |',
-  '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  '| Scenario | creates 2xx | deliveries | distinct ids | deliveries/s in load | deliveries/s to drained | deliveries/s after the load | bare client/s | after ÷ bare | service CPU µs per delivery after | lag p50 / p99 / max ms | drain ms | req/s ÷ create req/s |',
+  '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
 ];
 
 /** The deliveries of the scenarios measured with a webhook endpoint, and their req/s against create's. */
@@ -184,7 +184,8 @@ function webhookTable(scenarios: readonly Measured[]): string[] {
     const { perSecondAfterLoad: after, bareClientPerSecond: bare } = w;
     const pace = [after, bare].map((perSecond) => (perSecond === null ? '–' : number(perSecond)));
     const ofBare = after === null || bare === null ? '–' : number(after / bare, 2);
-    const cells = [...counts.map((count) => number(count)), ...pace, ofBare, lag, number(w.drainMs), ratio];
+    const cpu = w.cpuUsPerDeliveryAfterLoad === null ? '–' : number(w.cpuUsPerDeliveryAfterLoad);
+    const cells = [...counts.map((count) => number(count)), ...pace, ofBare, cpu, lag, number(w.drainMs), ratio];
     return [`| ${[name, ...cells].join(' | ')} |`];
   });
   if (rows.length === 0) return [];

@@ -39,6 +39,9 @@ function total(pids: readonly number[], of: (pid: number) => number): number {
   return pids.reduce((sum, pid) => sum + of(pid), 0);
 }
 
+/** The CPU time processes `pids` have used so far (user + system), in seconds, summed. */
+export const cpuSecondsOf = (pids: readonly number[]): number => total(pids, cpuSeconds);
+
 /** Runs `work` and measures processes `pids` meanwhile: their CPU use and resident memory, summed. */
 export async function measureUsage<T>(
   pids: readonly number[],

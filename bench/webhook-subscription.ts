@@ -3,6 +3,7 @@ import { bareDeliveries } from './bare-deliveries.js';
 import type { Cleanup } from './cleanup.js';
 import type { LoadResult } from './load.js';
 import type { Service } from './service.js';
+import { cpuSecondsOf } from './usage.js';
 import type { ReceiverProcess, ReceiverStats } from './webhook-receiver.js';
 
 /**
@@ -46,6 +47,11 @@ export interface WebhookFigures {
    * service sends one endpoint (bare-deliveries.ts): what perSecondAfterLoad is held against.
    */
   readonly bareClientPerSecond: number | null;
+  /**
+   * The service's CPU time (user + system) from the end of the load until drained, per delivery that
+   * arrived after it, in µs: what the drain costs, whatever else the machine runs; null as above.
+   */
+  readonly cpuUsPerDeliveryAfterLoad: number | null;
   /** Arrival − the event's timestamp (when the change was recorded, just before its commit). */
   readonly lagP50Ms: number | null;
   readonly lagP99Ms: number | null;
@@ -97,12 +103,14 @@ async function untilDelivered(
 export class WebhookSubscription {
   readonly #receiver: ReceiverProcess;
   readonly #pending: Pending;
+  readonly #processes: () => number[];
   /** Removes the endpoint and its pending deliveries (at cleanup, if the scenario did not get there). */
   readonly close: () => Promise<void>;
 
-  private constructor(receiver: ReceiverProcess, pending: Pending, close: () => Promise<void>) {
+  private constructor(service: Service, receiver: ReceiverProcess, close: () => Promise<void>) {
     this.#receiver = receiver;
-    this.#pending = pending;
+    this.#pending = () => service.pendingDeliveries();
+    this.#processes = () => service.processes();
     this.close = close;
   }
 
@@ -127,7 +135,7 @@ export class WebhookSubscription {
       const deleted = await fetch(url, { method: 'DELETE', headers });
       if (deleted.status !== 204) throw new Error(`DELETE ${url} answered ${deleted.status}`);
     });
-    return new WebhookSubscription(receiver, () => service.pendingDeliveries(), close);
+    return new WebhookSubscription(service, receiver, close);
   }
 
   /** Lets the warm-up's deliveries arrive, then forgets them, so that the receiver counts the measured load only. */
@@ -141,7 +149,10 @@ export class WebhookSubscription {
    * receiver; `created` is counted by the caller later.
    */
   async drain(load: LoadResult, window: LoadWindow): Promise<Omit<WebhookFigures, 'created'>> {
+    const processes = this.#processes();
+    const cpuAtEnd = cpuSecondsOf(processes);
     const { stats, drained } = await untilDelivered(this.#receiver, this.#pending, succeeded(load), window.ended);
+    const drainCpu = cpuSecondsOf(processes) - cpuAtEnd;
     const drainedAt = Math.max(stats.lastArrival ?? window.ended, window.ended);
     const afterLoad = stats.count - stats.countUntil;
     const sample = await this.#receiver.sample();
@@ -154,6 +165,7 @@ export class WebhookSubscription {
       perSecondUntilDrained: stats.count / ((drainedAt - window.started) / 1000),
       perSecondAfterLoad: afterLoad === 0 ? null : afterLoad / ((drainedAt - window.ended) / 1000),
       bareClientPerSecond: bare,
+      cpuUsPerDeliveryAfterLoad: afterLoad === 0 ? null : (drainCpu / afterLoad) * 1e6,
       lagP50Ms: stats.lagP50Ms,
       lagP99Ms: stats.lagP99Ms,
       lagMaxMs: stats.lagMaxMs,
