@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { auditLogRoutes } from './api/audit-log.js';
 import { docsRoutes } from './api/docs.js';
 import { eventGetRoute } from './api/event-get.js';
 import { eventRoutes } from './api/events.js';
@@ -16,6 +17,7 @@ import { storeCache } from './cache/store-cache.js';
 import { type Clock, systemClock } from './clock.js';
 import type { BackupSchedule } from './config/backup-schedule.js';
 import {
+  DEFAULT_AUDIT_RETENTION_DAYS,
   DEFAULT_ENDPOINTS_PER_OWNER,
   DEFAULT_EVENT_RETENTION_DAYS,
   DEFAULT_EVENT_STREAM_LIMITS,
@@ -79,6 +81,8 @@ export interface AppOptions {
   readonly eventStreams?: EventStreamLimits | undefined;
   /** EVENT_RETENTION_DAYS: how long events are kept (the purge), and the feed's 410; 30 when absent. */
   readonly eventRetentionDays?: number;
+  /** AUDIT_RETENTION_DAYS: how long audit log entries are kept; 365 when absent. */
+  readonly auditRetentionDays?: number;
   /** PORTAL_LINK_TTL in ms; its default when absent. */
   readonly portalLinkTtlMs?: number;
   /** WEBHOOK_ENDPOINTS_PER_OWNER; its default when absent. */
@@ -163,6 +167,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       orders: new CursorCodec(secret, 'orders'),
       webhooks: new CursorCodec(secret, 'webhooks'),
       webhookDeliveries: new CursorCodec(secret, 'webhook-deliveries'),
+      auditLog: new CursorCodec(secret, 'audit-log'),
     },
     links,
   };
@@ -181,6 +186,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await scope.register(webhookDeliveryRoutes, routes);
     await scope.register(webhookRedeliveryRoutes, { ...routes, eventRetentionDays: retentionDays });
     await scope.register(webhookTestSendRoutes, routes);
+    await scope.register(auditLogRoutes, routes);
   };
   await webhookOperations(app);
   await app.register(portalLinkRoutes, { sessions, publicUrl: options.publicUrl });
@@ -211,7 +217,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       tracer: tracing?.tracer,
     });
   }
-  await app.register(retention, { store, clock, metrics, eventRetentionDays: retentionDays });
+  await app.register(retention, {
+    store,
+    clock,
+    metrics,
+    eventRetentionDays: retentionDays,
+    auditRetentionDays: options.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS,
+  });
   if (options.backups !== undefined) await app.register(backupSchedule, { ...options.backups, metrics, clock });
   await app.register(feedBell, { events: store.events });
   await app.register(eventRoutes, {

@@ -5,6 +5,7 @@ import { PORTAL_PATH, type PortalSessions } from '../portal/portal-sessions.js';
 import { PortalLink, PortalLinkRequest } from '../schemas/portal-link.js';
 import { NoQuery } from '../schemas/query.js';
 import { ref } from '../schemas/ref.js';
+import { auditContext } from './audit-context.js';
 import { ownerActedFor } from './owner-access.js';
 import { SCOPE, SECURITY, TAGS, WITH_BODY } from './webhook-operation.js';
 
@@ -45,7 +46,7 @@ const routes: FastifyPluginAsyncTypebox<PortalLinkOptions> = async (app, { sessi
     },
     async (request, reply) => {
       const owner = ownerActedFor(request, request.body.owner);
-      const { token, expiresAt } = sessions.mintLink(request.apiKey?.id ?? 0, owner);
+      const { token, expiresAt } = await sessions.mintLink(request.apiKey?.id ?? 0, owner, auditContext(request));
       const origin = publicUrl ?? `${request.protocol}://${request.host}`;
       reply.code(201);
       return { url: `${origin}${PORTAL_PATH}#${token}`, owner, expiresAt: expiresAt.toISOString() };

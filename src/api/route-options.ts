@@ -15,6 +15,7 @@ export interface RouteOptions {
     readonly orders: CursorCodec;
     readonly webhooks: CursorCodec;
     readonly webhookDeliveries: CursorCodec;
+    readonly auditLog: CursorCodec;
   };
   readonly links: Links;
 }

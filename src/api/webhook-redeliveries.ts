@@ -20,7 +20,7 @@ export interface RedeliveryRouteOptions extends RouteOptions {
 const DAY_MS = 86_400_000;
 
 /** A date-time of the body the schema's pattern let through, or 400 naming it when its date does not exist. */
-function instant(text: string, where: string): Date {
+export function instant(text: string, where: string): Date {
   const at = parseRfc3339(text);
   if (at === undefined) throw ERRORS.brokenRule.create(where, RFC3339_RULE);
   return at;

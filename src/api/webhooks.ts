@@ -30,6 +30,7 @@ import {
 } from '../schemas/webhook.js';
 import type { WebhookEndpointRecord } from '../store/webhook-endpoint-records.js';
 import { checkTargetUrl, type TargetPolicy } from '../webhooks/target-policy.js';
+import { auditContext } from './audit-context.js';
 import { ownerActedFor, ownerSeen, visibleEndpoint } from './owner-access.js';
 import type { RouteOptions } from './route-options.js';
 import { SCOPE, SECURITY, TAGS, WITH_BODY } from './webhook-operation.js';
@@ -105,7 +106,11 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
         rateLimit,
         ...generateSigningKey(signature),
       };
-      const endpoint = await store.webhooks.create({ ...record, createdAt: clock() }, endpointsPerOwner);
+      const endpoint = await store.webhooks.create(
+        { ...record, createdAt: clock() },
+        endpointsPerOwner,
+        auditContext(request),
+      );
       if (endpoint === undefined) throw ERRORS.endpointsPerOwner.create(owner, endpointsPerOwner);
       reply.code(201).header('location', location(endpoint));
       return toCreatedWebhookEndpoint(endpoint);
@@ -195,7 +200,10 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
       // Made whatever the endpoint's kind; the store applies it only when that differs (a rotation's overlap).
       const signingKey =
         signature === undefined ? undefined : { ...generateSigningKey(signature), previousExpiresAt: overlapEnd() };
-      const changed = found(webhookId, await store.webhooks.update(webhookId, { ...fields, signingKey }));
+      const changed = found(
+        webhookId,
+        await store.webhooks.update(webhookId, { ...fields, signingKey }, auditContext(request)),
+      );
       return toChangedWebhookEndpoint(changed, signingKey?.secret);
     },
   );
@@ -235,7 +243,9 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
       const previousExpiresAt = previousSecretExpiresIn === 0 ? null : overlapEnd(previousSecretExpiresIn);
       // Of the endpoint's kind: only a PATCH of `signature` changes that.
       const rotation = { ...generateSigningKey(signatureOf(endpoint.publicKey)), previousExpiresAt };
-      return toRotatedWebhookSecret(found(webhookId, await store.webhooks.rotateSecret(webhookId, rotation)));
+      return toRotatedWebhookSecret(
+        found(webhookId, await store.webhooks.rotateSecret(webhookId, rotation, auditContext(request))),
+      );
     },
   );
 
@@ -260,7 +270,8 @@ const routes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (
     async (request, reply) => {
       const { webhookId } = request.params;
       await visibleEndpoint(store, request, webhookId);
-      if (!(await store.webhooks.remove(webhookId))) throw ERRORS.webhookNotFound.create(webhookId);
+      if (!(await store.webhooks.remove(webhookId, auditContext(request))))
+        throw ERRORS.webhookNotFound.create(webhookId);
       return reply.code(204).send(null);
     },
   );

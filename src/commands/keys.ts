@@ -1,6 +1,7 @@
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { parseScopes } from '../domain/api-key.js';
+import { CLI_AUDIT } from '../domain/audit.js';
 import { isOwner, OWNER_PROBLEM, ownerFromKeyName } from '../domain/owner.js';
 import { issueApiKey, KEY_NAME_PROBLEM, KEY_NAME_RULE } from '../services/api-keys.js';
 import { openStore } from '../store/open-store.js';
@@ -136,7 +137,7 @@ async function revoke(config: Config, args: string[], out: NodeJS.WritableStream
   if (target === undefined || extra.length > 0) throw new UsageError('keys revoke takes one ID or NAME');
   const store = await openStore(config.database);
   try {
-    const revoked = await store.apiKeys.revoke(target, systemClock());
+    const revoked = await store.apiKeys.revoke(target, systemClock(), CLI_AUDIT);
     if (revoked === undefined) throw new Error(`no active key with id or name "${target}"`);
     out.write(`revoked key ${revoked.id} (${revoked.name})\n`);
   } finally {

@@ -46,6 +46,8 @@ export interface Config {
    * At least as long as a delivery may stay pending (retention-bound.ts).
    */
   readonly eventRetentionDays: number;
+  /** Days audit log entries are kept (AUDIT_RETENTION_DAYS); older ones are removed. */
+  readonly auditRetentionDays: number;
   /** WEBHOOK_ALLOW_PRIVATE_URLS: webhooks may point to any address, and use http:// (internal networks, tests). */
   readonly webhookAllowPrivateUrls: boolean;
   /** How long one webhook attempt may take in all (WEBHOOK_TIMEOUT_MS): resolving, connecting, answering. */
@@ -89,6 +91,7 @@ export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = { perOwner: 20, pe
 
 export const DEFAULT_EVENT_RETENTION_DAYS = 30;
 export const DEFAULT_ENDPOINTS_PER_OWNER = 50;
+export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
 
 /** Reads and validates the environment. The only place in the service that looks at process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -124,6 +127,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       DEFAULT_EVENT_RETENTION_DAYS,
       1,
       3650,
+    ),
+    auditRetentionDays: parseInteger(
+      'AUDIT_RETENTION_DAYS',
+      nonEmpty(env.AUDIT_RETENTION_DAYS),
+      DEFAULT_AUDIT_RETENTION_DAYS,
+      1,
+      36_500,
     ),
     webhookTimeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', nonEmpty(env.WEBHOOK_TIMEOUT_MS), 10_000, 100, 600_000),
     webhookRetrySchedule: parseRetrySchedule(retryScheduleText),

@@ -41,6 +41,10 @@ export const openapi = fp(
           { name: 'store', description: "Orders: an extension of the interface's store area (`GET /store/orders`)." },
           { name: 'events', description: 'What changed: the change feed, as pages or a live stream.' },
           { name: 'webhooks', description: 'Endpoints the service pushes events to, and the log of its attempts.' },
+          {
+            name: 'audit',
+            description: 'Who changed what: the configuration changes of endpoints, keys and portal links.',
+          },
         ],
       },
       transformObject: (document) =>

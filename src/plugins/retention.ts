@@ -4,7 +4,10 @@ import type { Clock } from '../clock.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Store } from '../store/store.js';
 
-/** Expired idempotency records (older than 24 h) and events past their retention are removed this often. */
+/**
+ * Expired idempotency records (older than 24 h), and events and audit log entries past their retention, are
+ * removed this often.
+ */
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -14,6 +17,8 @@ interface RetentionOptions {
   readonly metrics: Metrics;
   /** EVENT_RETENTION_DAYS. */
   readonly eventRetentionDays: number;
+  /** AUDIT_RETENTION_DAYS. */
+  readonly auditRetentionDays: number;
 }
 
 /**
@@ -22,7 +27,7 @@ interface RetentionOptions {
  * Every instance purges; the deletes are idempotent, so instances need not agree on who does.
  */
 export const retention = fp(
-  async (app: FastifyInstance, { store, clock, metrics, eventRetentionDays }: RetentionOptions) => {
+  async (app: FastifyInstance, { store, clock, metrics, eventRetentionDays, auditRetentionDays }: RetentionOptions) => {
     const purge = () => {
       const now = clock();
       store.purgeExpiredIdempotencyKeys(now).catch((error: unknown) => {
@@ -42,6 +47,9 @@ export const retention = fp(
           app.log.warn({ err: error }, 'removing events past their retention failed; will retry');
         },
       );
+      store.audit.purge(new Date(now.getTime() - auditRetentionDays * DAY_MS)).catch((error: unknown) => {
+        app.log.warn({ err: error }, 'removing audit log entries past AUDIT_RETENTION_DAYS failed; will retry');
+      });
     };
     let timer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {

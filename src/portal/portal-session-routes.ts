@@ -21,7 +21,7 @@ const routes: FastifyPluginAsyncTypebox<{ sessions: PortalSessions }> = async (a
     SESSION_PATH,
     { config: { public: true }, schema: { hide: true, body: Trade, response: { 200: Session } } },
     async (request, reply) => {
-      const traded = await sessions.trade(request.body.token);
+      const traded = await sessions.trade(request.body.token, request.id);
       if (traded instanceof ApiError) throw await app.failedAuthentication(request, traded);
       reply.header('set-cookie', traded.setCookie);
       return { owner: traded.grant.owner, expiresAt: traded.grant.expiresAt.toISOString() };

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { grants, isActive } from '../domain/api-key.js';
+import { type AuditContext, type NewAuditEntry, portalLinkReference } from '../domain/audit.js';
 import { newNonce, type PortalGrant, readPortalToken, signPortalToken } from '../domain/portal-token.js';
 import { ApiError } from '../errors/api-error.js';
 import { ERRORS } from '../errors/catalogue.js';
@@ -42,6 +43,17 @@ function cookieValue(header: string | undefined): string | undefined {
   return undefined;
 }
 
+/** A link's audit entry: the link by a digest of its nonce (never the token), and until when it is valid. */
+function linkEntry(
+  action: 'portal_link.created' | 'portal_session.opened',
+  grant: PortalGrant,
+  audit: AuditContext,
+): NewAuditEntry {
+  const target = { kind: 'portal_link' as const, id: portalLinkReference(grant.nonce), owner: grant.owner };
+  const changes = { expiresAt: { before: null, after: grant.expiresAt.toISOString() } };
+  return { ...audit, action, target, changes: action === 'portal_link.created' ? changes : undefined };
+}
+
 /**
  * Portal links and sessions (docs/portal.md): a key with `webhooks` mints a link for its owner; the page
  * trades the link once for a session cookie lasting as long as the link; every request of the session is
@@ -54,18 +66,28 @@ export class PortalSessions {
     this.#options = options;
   }
 
-  /** A new link for `owner`, made by the key `keyId`; its token goes in the URL fragment. */
-  mintLink(keyId: number, owner: string): { token: string; expiresAt: Date } {
+  /**
+   * A new link for `owner`, made by the key `keyId`; its token goes in the URL fragment. Recorded in the
+   * audit log (`portal_link.created`, by `audit`'s actor) before it is handed out.
+   */
+  async mintLink(keyId: number, owner: string, audit: AuditContext): Promise<{ token: string; expiresAt: Date }> {
     const expiresAt = new Date(this.#options.clock().getTime() + this.#options.ttlMs);
-    const token = signPortalToken(this.#options.secret, 'link', { owner, keyId, expiresAt, nonce: newNonce() });
+    const nonce = newNonce();
+    const token = signPortalToken(this.#options.secret, 'link', { owner, keyId, expiresAt, nonce });
+    await this.#options.store.audit.record(linkEntry('portal_link.created', { owner, keyId, expiresAt, nonce }, audit));
     return { token, expiresAt };
   }
 
-  /** Trades a link for a session: the grant and its Set-Cookie header, or the 401 to answer. */
-  async trade(token: string): Promise<{ grant: PortalGrant; setCookie: string } | ApiError> {
+  /**
+   * Trades a link for a session: the grant and its Set-Cookie header, or the 401 to answer. The session's
+   * opening is recorded (`portal_session.opened`) with the link's redemption.
+   */
+  async trade(token: string, requestId: string): Promise<{ grant: PortalGrant; setCookie: string } | ApiError> {
     const grant = readPortalToken(this.#options.secret, 'link', token);
     if (grant === undefined || !(await this.#valid(grant))) return ERRORS.portalLinkRefused.create();
-    if (!(await this.#options.store.apiKeys.redeemLink(grant.nonce, grant.expiresAt))) {
+    const actor = { kind: 'portal' as const, keyId: grant.keyId, owner: grant.owner };
+    const opened = linkEntry('portal_session.opened', grant, { actor, requestId });
+    if (!(await this.#options.store.apiKeys.redeemLink(grant.nonce, grant.expiresAt, opened))) {
       return ERRORS.portalLinkRefused.create();
     }
     const session = signPortalToken(this.#options.secret, 'session', grant);

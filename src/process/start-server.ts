@@ -71,6 +71,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         redisStartLimits: config.redisUrl === undefined ? undefined : { url: config.redisUrl },
       },
       eventRetentionDays: config.eventRetentionDays,
+      auditRetentionDays: config.auditRetentionDays,
       eventStreams: config.eventStreams,
       webhookEndpointsPerOwner: config.webhookEndpointsPerOwner,
       portalLinkTtlMs: config.portalLinkTtlMs,

@@ -1,3 +1,4 @@
+import { AuditLogSchemas } from './audit-log.js';
 import { ErrorBody } from './error.js';
 import { Event, EventType, eventSchemasAbout } from './event.js';
 import { NewOrder, Order, OrderStatus, OrderStatusChange } from './order.js';
@@ -50,4 +51,5 @@ export const SHARED_SCHEMAS = [
   TestSendAccepted,
   PortalLinkRequest,
   PortalLink,
+  ...AuditLogSchemas,
 ];

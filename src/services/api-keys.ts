@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { DEFAULT_SCOPES, displayPrefix, generateApiKey, hashApiKey, SCOPES, type Scope } from '../domain/api-key.js';
+import { CLI_AUDIT, SERVICE_AUDIT } from '../domain/audit.js';
 import { DEFAULT_OWNER, isOwner, OWNER_PROBLEM, ownerFromKeyName } from '../domain/owner.js';
 import type { ApiKeyRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
@@ -46,17 +47,18 @@ function newKeyRecord(request: IssueKeyRequest, clock: Clock) {
   };
 }
 
+/** Issues a key: by the operator's command line, as its audit entry says. */
 export async function issueApiKey(store: Store, clock: Clock, request: IssueKeyRequest): Promise<IssuedKey> {
   const { key, record } = newKeyRecord(request, clock);
-  return { key, record: await store.apiKeys.create(record) };
+  return { key, record: await store.apiKeys.create(record, CLI_AUDIT) };
 }
 
 /**
  * On a store with no keys at all, issues one with every scope, `admin` too (the operator's), of the default
- * owner; undefined when any key exists.
+ * owner, by the service itself; undefined when any key exists.
  */
 export async function issueFirstApiKey(store: Store, clock: Clock): Promise<IssuedKey | undefined> {
   const { key, record } = newKeyRecord({ name: 'first-key', owner: DEFAULT_OWNER, scopes: SCOPES }, clock);
-  const created = await store.apiKeys.createFirst(record);
+  const created = await store.apiKeys.createFirst(record, SERVICE_AUDIT);
   return created === undefined ? undefined : { key, record: created };
 }

@@ -1,7 +1,9 @@
+import type { AuditContext, NewAuditEntry } from '../domain/audit.js';
 import type { EventPosition } from '../domain/event-position.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { PetPatch } from '../domain/pet-change.js';
 import type { StartGrant } from '../domain/start-window.js';
+import type { AuditEntryRecord, AuditQuery } from './audit-records.js';
 import type { Once, OnceResult } from './once-records.js';
 import type {
   ApiKeyRecord,
@@ -67,6 +69,8 @@ export interface Store {
   readonly redeliveries: RedeliveryStore;
   /** Without Redis, the rate limits of endpoints, shared by every instance on the database. */
   readonly endpointStarts: EndpointStartStore;
+  /** Who changed what: each change of endpoints and keys writes its entry in its own transaction. */
+  readonly audit: AuditLogStore;
   /** Removes idempotency records that expired before `now`; returns how many. */
   purgeExpiredIdempotencyKeys(now: Date): Promise<number>;
   /** A random secret shared by every instance on this database, created on first use. */
@@ -126,21 +130,26 @@ export interface OrderStore {
   changeStatus(id: number, to: OrderStatus): Promise<ChangeOrderResult>;
 }
 
+/**
+ * API keys. Each change of a key or a portal link writes its audit entry (`api_key.created`, …) in the
+ * same transaction, with the actor `audit` names.
+ */
 export interface ApiKeyStore {
   /** Throws DuplicateNameError when an active key already has the name. */
-  create(key: NewApiKeyRecord): Promise<ApiKeyRecord>;
+  create(key: NewApiKeyRecord, audit: AuditContext): Promise<ApiKeyRecord>;
   /** Creates the key only when no key exists at all (atomically); undefined otherwise. */
-  createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined>;
+  createFirst(key: NewApiKeyRecord, audit: AuditContext): Promise<ApiKeyRecord | undefined>;
   findByHash(hash: string): Promise<ApiKeyWithHash | undefined>;
   findById(id: number): Promise<ApiKeyRecord | undefined>;
   /**
    * Records that the portal link `linkId` (valid until `expiresAt`) was traded for a session: true the first
-   * time, false ever after, across instances. Links past their time are forgotten in the same write.
+   * time (writing `opened`, the session's audit entry, with it), false ever after, across instances. Links
+   * past their time are forgotten in the same write.
    */
-  redeemLink(linkId: string, expiresAt: Date): Promise<boolean>;
+  redeemLink(linkId: string, expiresAt: Date, opened: NewAuditEntry): Promise<boolean>;
   list(): Promise<ApiKeyRecord[]>;
   /** Revokes the active key with this id or name; undefined when there is none. */
-  revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined>;
+  revoke(idOrName: string, at: Date, audit: AuditContext): Promise<ApiKeyRecord | undefined>;
   touch(id: number, at: Date): Promise<void>;
 }
 
@@ -175,27 +184,33 @@ export interface EventStore {
 
 /**
  * Webhook endpoints and their deliveries log. Creating, changing and removing an endpoint commit on their
- * own; removing one removes its deliveries (foreign keys, ON DELETE CASCADE) and its log with it.
+ * own; removing one removes its deliveries (foreign keys, ON DELETE CASCADE) and its log with it. Each of
+ * these writes its audit entry in the same transaction, by the actor `audit` names
+ * (store/shared/endpoint-audit.ts); a change that changes nothing writes none.
  */
 export interface WebhookStore {
   /**
    * Creates the endpoint unless its owner has `perOwner` endpoints already (undefined then): atomic across
    * instances, so owners racing at the bound never pass it.
    */
-  create(endpoint: NewWebhookEndpointRecord, perOwner: number): Promise<WebhookEndpointRecord | undefined>;
+  create(
+    endpoint: NewWebhookEndpointRecord,
+    perOwner: number,
+    audit: AuditContext,
+  ): Promise<WebhookEndpointRecord | undefined>;
   get(id: number): Promise<WebhookEndpointRecord | undefined>;
   /** Endpoints in ascending id order: one owner's, or every owner's when the query names none. */
   list(query: EndpointPageQuery): Promise<WebhookEndpointRecord[]>;
   /** undefined when there is no such endpoint. */
-  update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined>;
+  update(id: number, change: WebhookEndpointChange, audit: AuditContext): Promise<WebhookEndpointRecord | undefined>;
   /**
    * Makes `rotation.secret` the one that signs, and the secret it replaces the previous one, dropping any
    * older previous secret, in one statement: two secrets at most sign at once. undefined when there is no
    * such endpoint.
    */
-  rotateSecret(id: number, rotation: SecretRotation): Promise<WebhookEndpointRecord | undefined>;
+  rotateSecret(id: number, rotation: SecretRotation, audit: AuditContext): Promise<WebhookEndpointRecord | undefined>;
   /** false when there was no such endpoint. */
-  remove(id: number): Promise<boolean>;
+  remove(id: number, audit: AuditContext): Promise<boolean>;
   /** One endpoint's attempts, newest (highest id) first; empty for an endpoint that does not exist. */
   attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]>;
 }
@@ -281,6 +296,16 @@ export interface RedeliveryStore {
    * test event's seq; undefined when the endpoint does not exist.
    */
   sendTest(query: TestSendQuery): Promise<TestSendResult | undefined>;
+}
+
+/** The audit log's own calls: an entry of a change that writes nothing else, the pages, and retention. */
+export interface AuditLogStore {
+  /** Writes one entry on its own: for a change that is nothing but its entry (a portal link made). */
+  record(entry: NewAuditEntry): Promise<void>;
+  /** Entries newest (highest id) first. */
+  list(query: AuditQuery): Promise<AuditEntryRecord[]>;
+  /** Removes the entries made before `before`, in batches, each its own short write; how many. */
+  purge(before: Date): Promise<number>;
 }
 
 export interface PoolStats {

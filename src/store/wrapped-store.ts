@@ -12,7 +12,7 @@ export type AroundCall = <A extends unknown[], R>(
  * wrapped here too.
  */
 export function wrapStore(store: Store, around: AroundCall): Store {
-  const { pets, orders, apiKeys, events, webhooks, deliveries, redeliveries, endpointStarts } = store;
+  const { pets, orders, apiKeys, events, webhooks, deliveries, redeliveries, endpointStarts, audit } = store;
   return {
     kind: store.kind,
     pets: {
@@ -31,13 +31,13 @@ export function wrapStore(store: Store, around: AroundCall): Store {
       changeStatus: around('orders.changeStatus', (id, to) => orders.changeStatus(id, to)),
     },
     apiKeys: {
-      create: around('apiKeys.create', (key) => apiKeys.create(key)),
+      create: around('apiKeys.create', (key, context) => apiKeys.create(key, context)),
       findById: around('apiKeys.findById', (id) => apiKeys.findById(id)),
-      redeemLink: around('apiKeys.redeemLink', (id, expiresAt) => apiKeys.redeemLink(id, expiresAt)),
-      createFirst: around('apiKeys.createFirst', (key) => apiKeys.createFirst(key)),
+      redeemLink: around('apiKeys.redeemLink', (id, expiresAt, opened) => apiKeys.redeemLink(id, expiresAt, opened)),
+      createFirst: around('apiKeys.createFirst', (key, context) => apiKeys.createFirst(key, context)),
       findByHash: around('apiKeys.findByHash', (hash) => apiKeys.findByHash(hash)),
       list: around('apiKeys.list', () => apiKeys.list()),
-      revoke: around('apiKeys.revoke', (idOrName, at) => apiKeys.revoke(idOrName, at)),
+      revoke: around('apiKeys.revoke', (idOrName, at, context) => apiKeys.revoke(idOrName, at, context)),
       touch: around('apiKeys.touch', (id, at) => apiKeys.touch(id, at)),
     },
     events: {
@@ -49,12 +49,14 @@ export function wrapStore(store: Store, around: AroundCall): Store {
       watch: (onChange) => events.watch(onChange),
     },
     webhooks: {
-      create: around('webhooks.create', (endpoint, perOwner) => webhooks.create(endpoint, perOwner)),
+      create: around('webhooks.create', (endpoint, perOwner, context) => webhooks.create(endpoint, perOwner, context)),
       get: around('webhooks.get', (id) => webhooks.get(id)),
       list: around('webhooks.list', (query) => webhooks.list(query)),
-      update: around('webhooks.update', (id, change) => webhooks.update(id, change)),
-      rotateSecret: around('webhooks.rotateSecret', (id, rotation) => webhooks.rotateSecret(id, rotation)),
-      remove: around('webhooks.remove', (id) => webhooks.remove(id)),
+      update: around('webhooks.update', (id, change, context) => webhooks.update(id, change, context)),
+      rotateSecret: around('webhooks.rotateSecret', (id, rotation, context) =>
+        webhooks.rotateSecret(id, rotation, context),
+      ),
+      remove: around('webhooks.remove', (id, context) => webhooks.remove(id, context)),
       attempts: around('webhooks.attempts', (endpointId, query) => webhooks.attempts(endpointId, query)),
     },
     deliveries: {
@@ -74,6 +76,11 @@ export function wrapStore(store: Store, around: AroundCall): Store {
     endpointStarts: {
       take: around('endpointStarts.take', (id, limit, wanted) => endpointStarts.take(id, limit, wanted)),
       holdBack: around('endpointStarts.holdBack', (held) => endpointStarts.holdBack(held)),
+    },
+    audit: {
+      record: around('audit.record', (entry) => audit.record(entry)),
+      list: around('audit.list', (query) => audit.list(query)),
+      purge: around('audit.purge', (before) => audit.purge(before)),
     },
     purgeExpiredIdempotencyKeys: around('idempotency.purge', (now) => store.purgeExpiredIdempotencyKeys(now)),
     secret: (name) => store.secret(name),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { generateApiKey } from '../../src/domain/api-key.js';
+import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { eachBackend, expectError, startHarness } from '../helpers/harness.js';
 
@@ -28,7 +29,7 @@ eachBackend((backend) => {
       const lastChar = h.keys.all.at(-1) === 'a' ? 'b' : 'a';
       const typo = h.keys.all.slice(0, -1) + lastChar;
       const revoked = (await issueApiKey(h.store, () => new Date(), { name: 'revoked' })).key;
-      assert.ok(await h.store.apiKeys.revoke('revoked', new Date()));
+      assert.ok(await h.store.apiKeys.revoke('revoked', new Date(), CLI_AUDIT));
       const kinds: Array<[string, RegExp, string, string[]]> = [
         [
           'no Bearer scheme',
@@ -78,7 +79,7 @@ eachBackend((backend) => {
       const { key } = await issueApiKey(h.store, () => new Date(), { name: 'soon-revoked' });
       assert.equal((await h.call('GET', '/v1/pets', { key })).status, 200);
       assert.equal((await other.call('GET', '/v1/pets', { key })).status, 200);
-      assert.ok(await h.store.apiKeys.revoke('soon-revoked', new Date()));
+      assert.ok(await h.store.apiKeys.revoke('soon-revoked', new Date(), CLI_AUDIT));
       expectError(await h.call('GET', '/v1/pets', { key }), 401, 'unauthorized');
       expectError(await other.call('GET', '/v1/pets', { key }), 401, 'unauthorized');
     });

@@ -25,6 +25,7 @@ function brokenStore(real: Store): Store {
     deliveries: { claim: fail, unreached: () => false, finish: fail, release: fail, signingSecrets: fail, stats: fail },
     redeliveries: { resend: fail, recover: fail, sendTest: fail },
     endpointStarts: { take: fail, holdBack: fail },
+    audit: { record: fail, list: fail, purge: fail },
     purgeExpiredIdempotencyKeys: fail,
     ping: fail,
     changeToken: () => real.changeToken(),

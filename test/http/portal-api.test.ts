@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
+import { CLI_AUDIT } from '../../src/domain/audit.js';
 import type { Rate } from '../../src/domain/token-bucket.js';
 import { MemoryRateLimiter } from '../../src/rate-limit/memory-rate-limiter.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
@@ -112,7 +113,7 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
     assert.equal(expectError(forged, 401, 'unauthorized'), message, 'a session is no link');
 
     // Revoking the key that made the link ends its session.
-    await h.store.apiKeys.revoke('acme-key', new Date());
+    await h.store.apiKeys.revoke('acme-key', new Date(), CLI_AUDIT);
     expectError(await h.call('GET', '/portal/v1/webhooks', fromPage(h, cookie)), 401, 'unauthorized');
     expectError(await h.call('GET', '/portal/session', fromPage(h, cookie)), 401, 'unauthorized');
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
+import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
 import type { StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
@@ -193,7 +194,7 @@ function suite(backend: StoreBackend) {
     assert.equal((await resend(acmeWatching.id, { key: keys.admin })).status, 202, 'so does admin’s resend');
 
     // Globex's last key goes: its endpoints belong to the owner, not the key, and go on delivering.
-    await h.store.apiKeys.revoke('globex-key', new Date());
+    await h.store.apiKeys.revoke('globex-key', new Date(), CLI_AUDIT);
     expectError(await h.call('GET', '/v1/webhooks', { key: keys.globex }), 401, 'unauthorized');
     await h.createPets(1);
     await globexWatcher.until((got) => got.filter((r) => r.body.includes('"pet.created"')).length >= 2, 3000);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { EXPIRED_DELIVERY_ERROR, STOPPED_ATTEMPT_ERROR } from '../../src/domain/delivery-status.js';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import type { AttemptOutcome, DueDelivery } from '../../src/store/records.js';
@@ -322,7 +323,7 @@ eachBackend((backend) => {
       const paused = await endpoint(store, 'https://paused.example.com/');
       await pets(store, 1);
       // Disabled before any claim: its delivery of the first event is queued and waits, never attempted.
-      await store.webhooks.update(paused.id, { enabled: false });
+      await store.webhooks.update(paused.id, { enabled: false }, CLI_AUDIT);
       const now = later();
       const claimed = await store.deliveries.claim(claimQuery(now));
       assert.equal(claimed.length, 1);
@@ -393,10 +394,10 @@ eachBackend((backend) => {
       const stats = await store.deliveries.stats(later(5000));
       assert.equal(stats.pending, 3);
       assert.ok(stats.oldestPendingSeconds >= 5 && stats.oldestPendingSeconds < 10, `${stats.oldestPendingSeconds}`);
-      await store.webhooks.update(id, { enabled: false });
+      await store.webhooks.update(id, { enabled: false }, CLI_AUDIT);
       assert.deepEqual(await store.deliveries.claim(claimQuery(later())), []);
       assert.deepEqual(await store.deliveries.stats(later()), { pending: 0, oldestPendingSeconds: 0 });
-      await store.webhooks.update(id, { enabled: true });
+      await store.webhooks.update(id, { enabled: true }, CLI_AUDIT);
       assert.equal((await store.deliveries.claim(claimQuery(later()))).length, 3);
     });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import { RATE_LIMIT_WINDOW_MS } from '../../src/domain/start-window.js';
 import type { Store } from '../../src/store/store.js';
@@ -81,7 +82,7 @@ eachBackend((backend) => {
       const store = await fresh(t);
       const { id } = await endpoint(store, 1);
       assert.equal((await store.endpointStarts.take(id, 1, 1)).granted, 1);
-      assert.equal(await store.webhooks.remove(id), true);
+      assert.equal(await store.webhooks.remove(id, CLI_AUDIT), true);
       const next = await endpoint(store, 1);
       assert.notEqual(next.id, id);
       assert.equal((await store.endpointStarts.take(next.id, 1, 1)).granted, 1);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pg from 'pg';
+import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PET_QUERIES } from '../../src/store/postgres/pets.js';
@@ -231,7 +232,7 @@ describe('postgres store', { skip }, () => {
     await client.query('BEGIN');
     await client.query('SELECT pg_current_xact_id()');
     const pet = await store.pets.create({ name: 'before', categoryId: 1, status: 'available' });
-    const changed = store.webhooks.update(hook.id, { events: ['order.placed'] });
+    const changed = store.webhooks.update(hook.id, { events: ['order.placed'] }, CLI_AUDIT);
     await new Promise((resolve) => setTimeout(resolve, 200));
     await client.query('COMMIT');
     await changed;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import type { AttemptOutcome, AttemptQuery, DueDelivery } from '../../src/store/records.js';
 import type { RecoverQuery } from '../../src/store/redelivery-records.js';
@@ -139,13 +140,13 @@ eachBackend((backend) => {
       assert.equal((await claimEverything(store)).length, 1, 'queued once, by fan-out');
 
       const b = await endpoint(store);
-      await store.webhooks.update(b.id, { enabled: false });
+      await store.webhooks.update(b.id, { enabled: false }, CLI_AUDIT);
       assert.deepEqual(await store.redeliveries.resend({ endpointId: b.id, eventSeq: seq, now }), {
         outcome: 'queued',
         enabled: false,
       });
       assert.deepEqual(await claimEverything(store), [], 'a disabled endpoint waits');
-      await store.webhooks.update(b.id, { enabled: true });
+      await store.webhooks.update(b.id, { enabled: true }, CLI_AUDIT);
       const sent = await claimEverything(store);
       assert.deepEqual(
         sent.map((delivery) => [delivery.endpoint.id, delivery.event.seq]),
@@ -182,7 +183,7 @@ eachBackend((backend) => {
         recovered.map((entry) => entry.trigger),
         ['recover', 'recover', 'recover', 'event'],
       );
-      await store.webhooks.update(a.id, { enabled: false });
+      await store.webhooks.update(a.id, { enabled: false }, CLI_AUDIT);
       assert.deepEqual(await store.redeliveries.recover(none), { queued: 0, enabled: false }, 'disabled: it says so');
     });
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Scope } from '../../src/domain/api-key.js';
+import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import type { NewApiKeyRecord } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
@@ -375,7 +376,7 @@ eachBackend((backend) => {
 
     test('api keys: create, find by hash, list without hashes, duplicate active names refused', async (t) => {
       const { store } = await fresh(t);
-      const created = await store.apiKeys.create(keyRecord('ci', { scopes: ['read'] }));
+      const created = await store.apiKeys.create(keyRecord('ci', { scopes: ['read'] }), CLI_AUDIT);
       assert.equal(created.name, 'ci');
       assert.deepEqual(created.scopes, ['read']);
       assert.equal(created.revokedAt, null);
@@ -383,7 +384,10 @@ eachBackend((backend) => {
       assert.equal(found?.id, created.id);
       assert.equal(found?.hash, keyRecord('ci').hash);
       assert.equal(await store.apiKeys.findByHash('0'.repeat(64)), undefined);
-      await assert.rejects(store.apiKeys.create(keyRecord('ci', { hash: 'f'.repeat(64) })), DuplicateNameError);
+      await assert.rejects(
+        store.apiKeys.create(keyRecord('ci', { hash: 'f'.repeat(64) }), CLI_AUDIT),
+        DuplicateNameError,
+      );
       const listed = await store.apiKeys.list();
       assert.equal(listed.length, 1);
       assert.ok(!('hash' in (listed[0] as object)));
@@ -391,33 +395,33 @@ eachBackend((backend) => {
 
     test('api keys: revoke by id or name; the name is free again afterwards', async (t) => {
       const { store } = await fresh(t);
-      const one = await store.apiKeys.create(keyRecord('one'));
-      await store.apiKeys.create(keyRecord('two'));
+      const one = await store.apiKeys.create(keyRecord('one'), CLI_AUDIT);
+      await store.apiKeys.create(keyRecord('two'), CLI_AUDIT);
       const at = new Date('2026-02-01T00:00:00Z');
-      assert.equal((await store.apiKeys.revoke(String(one.id), at))?.name, 'one');
-      assert.equal((await store.apiKeys.revoke('two', at))?.revokedAt?.getTime(), at.getTime());
-      assert.equal(await store.apiKeys.revoke('two', at), undefined, 'already revoked');
-      assert.equal(await store.apiKeys.revoke('nobody', at), undefined);
+      assert.equal((await store.apiKeys.revoke(String(one.id), at, CLI_AUDIT))?.name, 'one');
+      assert.equal((await store.apiKeys.revoke('two', at, CLI_AUDIT))?.revokedAt?.getTime(), at.getTime());
+      assert.equal(await store.apiKeys.revoke('two', at, CLI_AUDIT), undefined, 'already revoked');
+      assert.equal(await store.apiKeys.revoke('nobody', at, CLI_AUDIT), undefined);
       assert.equal((await store.apiKeys.findByHash(keyRecord('one').hash))?.revokedAt?.getTime(), at.getTime());
-      await store.apiKeys.create(keyRecord('two', { hash: 'e'.repeat(64) }));
+      await store.apiKeys.create(keyRecord('two', { hash: 'e'.repeat(64) }), CLI_AUDIT);
     });
 
     test('api keys: createFirst creates only on an empty table, once across instances', async (t) => {
       const fixture = await fresh(t);
       const other = await fixture.reopen();
       const results = await Promise.all([
-        fixture.store.apiKeys.createFirst(keyRecord('first-a')),
-        other.apiKeys.createFirst(keyRecord('first-b')),
+        fixture.store.apiKeys.createFirst(keyRecord('first-a'), CLI_AUDIT),
+        other.apiKeys.createFirst(keyRecord('first-b'), CLI_AUDIT),
       ]);
       assert.equal(results.filter((r) => r !== undefined).length, 1);
-      assert.equal(await fixture.store.apiKeys.createFirst(keyRecord('first-c')), undefined);
+      assert.equal(await fixture.store.apiKeys.createFirst(keyRecord('first-c'), CLI_AUDIT), undefined);
       assert.equal((await fixture.store.apiKeys.list()).length, 1);
     });
 
     test('api keys: touch records the last-used time; expiry is kept', async (t) => {
       const { store } = await fresh(t);
       const expiresAt = new Date('2030-01-01T00:00:00Z');
-      const key = await store.apiKeys.create(keyRecord('k', { expiresAt }));
+      const key = await store.apiKeys.create(keyRecord('k', { expiresAt }), CLI_AUDIT);
       assert.equal(key.expiresAt?.getTime(), expiresAt.getTime());
       const at = new Date('2026-03-01T12:00:00Z');
       await store.apiKeys.touch(key.id, at);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import { CLI_AUDIT } from '../../src/domain/audit.js';
 import type { DueDelivery } from '../../src/store/records.js';
 import type { NewWebhookEndpointRecord } from '../../src/store/webhook-endpoint-records.js';
 import { claimEverything, claimQuery } from '../helpers/claims.js';
@@ -56,7 +57,7 @@ eachBackend((backend) => {
       const { store } = await fresh(t);
       const { id } = await addEndpoint(store, endpoint({ description: 'kept' }));
       const before = Date.now();
-      const disabled = await store.webhooks.update(id, { enabled: false });
+      const disabled = await store.webhooks.update(id, { enabled: false }, CLI_AUDIT);
       const disabledAt = disabled?.disabledAt ?? new Date(0);
       assert.ok(disabledAt.getTime() >= before - 1000 && disabledAt.getTime() <= Date.now() + 1000);
       assert.deepEqual(disabled, {
@@ -69,23 +70,41 @@ eachBackend((backend) => {
         pausedUntil: null,
         ...endpoint({ description: 'kept' }),
       });
-      assert.deepEqual(await store.webhooks.update(id, { enabled: false }), disabled, 'disabled once, at first');
-      const moved = await store.webhooks.update(id, { url: 'https://other.example.com/', events: ['pet.created'] });
+      assert.deepEqual(
+        await store.webhooks.update(id, { enabled: false }, CLI_AUDIT),
+        disabled,
+        'disabled once, at first',
+      );
+      const moved = await store.webhooks.update(
+        id,
+        { url: 'https://other.example.com/', events: ['pet.created'] },
+        CLI_AUDIT,
+      );
       assert.deepEqual(moved, { ...disabled, url: 'https://other.example.com/', events: ['pet.created'] });
-      assert.equal((await store.webhooks.update(id, { description: undefined }))?.description, 'kept');
-      assert.equal((await store.webhooks.update(id, { description: null }))?.description, null);
-      const unordered = await store.webhooks.update(id, { ordering: 'none' });
+      assert.equal((await store.webhooks.update(id, { description: undefined }, CLI_AUDIT))?.description, 'kept');
+      assert.equal((await store.webhooks.update(id, { description: null }, CLI_AUDIT))?.description, null);
+      const unordered = await store.webhooks.update(id, { ordering: 'none' }, CLI_AUDIT);
       assert.deepEqual(unordered, { ...moved, description: null, ordering: 'none' });
       assert.deepEqual(await store.webhooks.get(id), unordered);
-      assert.equal((await store.webhooks.update(id, { description: 'kept', ordering: undefined }))?.ordering, 'none');
-      assert.equal((await store.webhooks.update(id, { ordering: 'subject' }))?.ordering, 'subject');
-      const limited = await store.webhooks.update(id, { rateLimit: 10_000 });
+      assert.equal(
+        (await store.webhooks.update(id, { description: 'kept', ordering: undefined }, CLI_AUDIT))?.ordering,
+        'none',
+      );
+      assert.equal((await store.webhooks.update(id, { ordering: 'subject' }, CLI_AUDIT))?.ordering, 'subject');
+      const limited = await store.webhooks.update(id, { rateLimit: 10_000 }, CLI_AUDIT);
       assert.deepEqual(limited, { ...unordered, description: 'kept', ordering: 'subject', rateLimit: 10_000 });
-      assert.equal((await store.webhooks.update(id, { rateLimit: undefined, ordering: 'subject' }))?.rateLimit, 10_000);
-      assert.equal((await store.webhooks.update(id, { rateLimit: null }))?.rateLimit, null, 'null clears it');
-      const enabled = await store.webhooks.update(id, { enabled: true });
+      assert.equal(
+        (await store.webhooks.update(id, { rateLimit: undefined, ordering: 'subject' }, CLI_AUDIT))?.rateLimit,
+        10_000,
+      );
+      assert.equal(
+        (await store.webhooks.update(id, { rateLimit: null }, CLI_AUDIT))?.rateLimit,
+        null,
+        'null clears it',
+      );
+      const enabled = await store.webhooks.update(id, { enabled: true }, CLI_AUDIT);
       assert.deepEqual([enabled?.enabled, enabled?.disabledReason, enabled?.disabledAt], [true, null, null]);
-      assert.equal(await store.webhooks.update(id + 1, { enabled: true }), undefined);
+      assert.equal(await store.webhooks.update(id + 1, { enabled: true }, CLI_AUDIT), undefined);
     });
 
     test('rotateSecret: the replaced secret signs until its expiry, an older one is dropped', async (t) => {
@@ -93,11 +112,15 @@ eachBackend((backend) => {
       const created = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       const { id } = created;
       const until = new Date('2026-01-03T03:04:05.678Z');
-      const first = await store.webhooks.rotateSecret(id, {
-        secret: 'whsec_Zmlyc3Q=',
-        publicKey: null,
-        previousExpiresAt: until,
-      });
+      const first = await store.webhooks.rotateSecret(
+        id,
+        {
+          secret: 'whsec_Zmlyc3Q=',
+          publicKey: null,
+          previousExpiresAt: until,
+        },
+        CLI_AUDIT,
+      );
       assert.deepEqual(first, {
         ...created,
         secret: 'whsec_Zmlyc3Q=',
@@ -106,11 +129,15 @@ eachBackend((backend) => {
       assert.deepEqual(await store.webhooks.get(id), first);
       // Inside the window: the secret it replaces becomes the previous one, the older is gone.
       const later = new Date('2026-01-04T00:00:00.000Z');
-      const second = await store.webhooks.rotateSecret(id, {
-        secret: 'whsec_c2Vjb25k',
-        publicKey: null,
-        previousExpiresAt: later,
-      });
+      const second = await store.webhooks.rotateSecret(
+        id,
+        {
+          secret: 'whsec_c2Vjb25k',
+          publicKey: null,
+          previousExpiresAt: later,
+        },
+        CLI_AUDIT,
+      );
       assert.deepEqual(second?.previousSecret, { secret: 'whsec_Zmlyc3Q=', expiresAt: later });
       await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
       const [delivery] = await claimEverything(store);
@@ -129,14 +156,22 @@ eachBackend((backend) => {
         [[id, { secret: 'whsec_c2Vjb25k', previousSecret: { secret: 'whsec_Zmlyc3Q=', expiresAt: later } }]],
       );
       // No overlap: the replaced secret stops at once.
-      const third = await store.webhooks.rotateSecret(id, {
-        secret: 'whsec_dGhpcmQ=',
-        publicKey: null,
-        previousExpiresAt: null,
-      });
+      const third = await store.webhooks.rotateSecret(
+        id,
+        {
+          secret: 'whsec_dGhpcmQ=',
+          publicKey: null,
+          previousExpiresAt: null,
+        },
+        CLI_AUDIT,
+      );
       assert.deepEqual(third, { ...created, secret: 'whsec_dGhpcmQ=', previousSecret: null });
       assert.equal(
-        await store.webhooks.rotateSecret(id + 1, { secret: 'whsec_eA==', publicKey: null, previousExpiresAt: null }),
+        await store.webhooks.rotateSecret(
+          id + 1,
+          { secret: 'whsec_eA==', publicKey: null, previousExpiresAt: null },
+          CLI_AUDIT,
+        ),
         undefined,
       );
     });
@@ -153,10 +188,10 @@ eachBackend((backend) => {
       const until = new Date('2026-01-03T03:04:05.678Z');
       // A change to the kind it has changes nothing.
       const same = { secret: 'whsk_Yg==', publicKey: 'whpk_Qg==', previousExpiresAt: until };
-      assert.deepEqual(await store.webhooks.update(id, { signingKey: same }), created);
+      assert.deepEqual(await store.webhooks.update(id, { signingKey: same }, CLI_AUDIT), created);
       // To the other kind: a rotation, with the rest of the change.
       const hmac = { secret: 'whsec_Yw==', publicKey: null, previousExpiresAt: until };
-      const switched = await store.webhooks.update(id, { description: 'now HMAC', signingKey: hmac });
+      const switched = await store.webhooks.update(id, { description: 'now HMAC', signingKey: hmac }, CLI_AUDIT);
       const previousSecret = { secret: 'whsk_YQ==', expiresAt: until };
       assert.deepEqual(switched, {
         ...created,
@@ -171,23 +206,34 @@ eachBackend((backend) => {
         [...(await store.deliveries.signingSecrets([id]))],
         [[id, { secret: 'whsec_Yw==', previousSecret }]],
       );
-      assert.deepEqual(await store.webhooks.update(id, { signingKey: { ...hmac, secret: 'whsec_ZA==' } }), switched);
+      assert.deepEqual(
+        await store.webhooks.update(id, { signingKey: { ...hmac, secret: 'whsec_ZA==' } }, CLI_AUDIT),
+        switched,
+      );
       // A rotation to Ed25519 leaves the HMAC secret previous, with no public key.
       const later = new Date('2026-01-04T00:00:00.000Z');
-      const rotated = await store.webhooks.rotateSecret(id, {
-        secret: 'whsk_ZQ==',
-        publicKey: 'whpk_RQ==',
-        previousExpiresAt: later,
-      });
+      const rotated = await store.webhooks.rotateSecret(
+        id,
+        {
+          secret: 'whsk_ZQ==',
+          publicKey: 'whpk_RQ==',
+          previousExpiresAt: later,
+        },
+        CLI_AUDIT,
+      );
       assert.deepEqual(
         [rotated?.publicKey, rotated?.previousSecret, rotated?.previousPublicKey],
         ['whpk_RQ==', { secret: 'whsec_Yw==', expiresAt: later }, null],
       );
-      const alone = await store.webhooks.rotateSecret(id, {
-        secret: 'whsk_Zg==',
-        publicKey: 'whpk_Rg==',
-        previousExpiresAt: null,
-      });
+      const alone = await store.webhooks.rotateSecret(
+        id,
+        {
+          secret: 'whsk_Zg==',
+          publicKey: 'whpk_Rg==',
+          previousExpiresAt: null,
+        },
+        CLI_AUDIT,
+      );
       assert.deepEqual(
         [alone?.secret, alone?.publicKey, alone?.previousSecret, alone?.previousPublicKey],
         ['whsk_Zg==', 'whpk_Rg==', null, null],
@@ -200,15 +246,15 @@ eachBackend((backend) => {
       const subscribed = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       const elsewhere = await addEndpoint(store, endpoint({ events: ['order.placed'] }));
       const disabled = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
-      await store.webhooks.update(disabled.id, { enabled: false });
+      await store.webhooks.update(disabled.id, { enabled: false }, CLI_AUDIT);
       await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
       assert.deepEqual(
         (await claimEverything(store)).map((delivery) => delivery.endpoint.id),
         [subscribed.id],
       );
-      assert.equal(await store.webhooks.remove(subscribed.id), true);
+      assert.equal(await store.webhooks.remove(subscribed.id, CLI_AUDIT), true);
       assert.deepEqual(await fixture.sql('SELECT endpoint_id FROM webhook_deliveries'), []);
-      assert.equal(await store.webhooks.remove(subscribed.id), false);
+      assert.equal(await store.webhooks.remove(subscribed.id, CLI_AUDIT), false);
       assert.deepEqual(
         (await store.webhooks.list({ limit: 10 })).map((record) => record.id),
         [elsewhere.id, disabled.id],
@@ -246,11 +292,11 @@ eachBackend((backend) => {
       const paused = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       const switched = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       const before = await pet();
-      await store.webhooks.update(paused.id, { enabled: false });
-      await store.webhooks.update(switched.id, { events: ['order.placed'] });
+      await store.webhooks.update(paused.id, { enabled: false }, CLI_AUDIT);
+      await store.webhooks.update(switched.id, { events: ['order.placed'] }, CLI_AUDIT);
       const meanwhile = await pet();
-      await store.webhooks.update(paused.id, { enabled: true });
-      await store.webhooks.update(switched.id, { events: ['pet.created'], description: 'back' });
+      await store.webhooks.update(paused.id, { enabled: true }, CLI_AUDIT);
+      await store.webhooks.update(switched.id, { events: ['pet.created'], description: 'back' }, CLI_AUDIT);
       const after = await pet();
       const late = await addEndpoint(store, endpoint({ events: ['pet.created'] }));
       assert.deepEqual(

@@ -1,8 +1,11 @@
+import type { AuditContext, NewAuditEntry } from '../../domain/audit.js';
 import type { ApiKeyRecord, ApiKeyWithHash, NewApiKeyRecord } from '../records.js';
+import { keyCreated, keyRevoked } from '../shared/key-audit.js';
 import { revokeTarget } from '../shared/revoke-target.js';
 import { type ApiKeyRow, asDate, KEY_COLUMNS, keyFromRow, withoutHash } from '../shared/rows.js';
 import type { ApiKeyStore } from '../store.js';
 import { lockKey } from './advisory-locks.js';
+import { recordAudit } from './audit-log.js';
 import type { Database } from './postgres-db.js';
 
 type Row = ApiKeyRow<Date>;
@@ -17,7 +20,10 @@ function keyValues(key: NewApiKeyRecord): unknown[] {
   return [key.name, key.owner, key.prefix, key.hash, key.scopes.join(','), key.createdAt, key.expiresAt];
 }
 
-/** API keys on PostgreSQL; a duplicate active name becomes DuplicateNameError (the key name is passed). */
+/**
+ * API keys on PostgreSQL; a duplicate active name becomes DuplicateNameError (the key name is passed). Each
+ * change is a transaction with its audit entry.
+ */
 export class PostgresApiKeyStore implements ApiKeyStore {
   readonly #db: Database;
 
@@ -25,17 +31,19 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     this.#db = db;
   }
 
-  async create(key: NewApiKeyRecord): Promise<ApiKeyRecord> {
-    const [row] = await this.#db.rows<Row>(
-      'keys-insert',
-      `${INSERT_KEY} RETURNING ${KEY_COLUMNS}`,
-      keyValues(key),
-      key.name,
+  async create(key: NewApiKeyRecord, audit: AuditContext): Promise<ApiKeyRecord> {
+    return this.#db.transaction(
+      async (client) => {
+        const insert = { name: 'keys-insert', text: `${INSERT_KEY} RETURNING ${KEY_COLUMNS}`, values: keyValues(key) };
+        const created = withoutHash(fromRow((await client.query<Row>(insert)).rows[0] as Row));
+        await recordAudit(client, keyCreated(created, audit));
+        return created;
+      },
+      { keyName: key.name },
     );
-    return withoutHash(fromRow(row as Row));
   }
 
-  async createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
+  async createFirst(key: NewApiKeyRecord, audit: AuditContext): Promise<ApiKeyRecord | undefined> {
     // The lock makes "no key exists yet" and the insert one step across instances.
     return this.#db.transaction(
       async (client) => {
@@ -44,7 +52,9 @@ export class PostgresApiKeyStore implements ApiKeyStore {
           `${INSERT_KEY} WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING ${KEY_COLUMNS}`,
           keyValues(key),
         );
-        return recordOrNone(rows[0]);
+        const created = recordOrNone(rows[0]);
+        if (created !== undefined) await recordAudit(client, keyCreated(created, audit));
+        return created;
       },
       { keyName: key.name },
     );
@@ -62,10 +72,15 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     return recordOrNone(row);
   }
 
-  async redeemLink(linkId: string, expiresAt: Date): Promise<boolean> {
+  async redeemLink(linkId: string, expiresAt: Date, opened: NewAuditEntry): Promise<boolean> {
     const redeem = `WITH forgotten AS (DELETE FROM portal_links WHERE expires_at < now())
       INSERT INTO portal_links (id, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`;
-    return (await this.#db.count('keys-redeem-link', redeem, [linkId, expiresAt])) === 1;
+    return this.#db.transaction(async (client) => {
+      const { rowCount } = await client.query({ name: 'keys-redeem-link', text: redeem, values: [linkId, expiresAt] });
+      if (rowCount !== 1) return false;
+      await recordAudit(client, opened);
+      return true;
+    });
   }
 
   async list(): Promise<ApiKeyRecord[]> {
@@ -73,16 +88,20 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     return rows.map((row) => withoutHash(fromRow(row)));
   }
 
-  async revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined> {
+  async revoke(idOrName: string, at: Date, audit: AuditContext): Promise<ApiKeyRecord | undefined> {
     const target = revokeTarget(idOrName);
     if (target === undefined) return undefined;
-    const [row] = await this.#db.rows<Row>(
-      `keys-revoke-${target.column}`,
-      `UPDATE api_keys SET revoked_at = $1 WHERE ${target.column} = $2 AND revoked_at IS NULL
+    const revoke = {
+      name: `keys-revoke-${target.column}`,
+      text: `UPDATE api_keys SET revoked_at = $1 WHERE ${target.column} = $2 AND revoked_at IS NULL
        RETURNING ${KEY_COLUMNS}`,
-      [at, target.value],
-    );
-    return recordOrNone(row);
+      values: [at, target.value],
+    };
+    return this.#db.transaction(async (client) => {
+      const revoked = recordOrNone((await client.query<Row>(revoke)).rows[0]);
+      if (revoked !== undefined) await recordAudit(client, keyRevoked(revoked, audit));
+      return revoked;
+    });
   }
 
   async touch(id: number, at: Date): Promise<void> {

@@ -1,6 +1,9 @@
 import type pg from 'pg';
+import { endpointDisabledByService } from '../shared/endpoint-audit.js';
 import { type EndpointFailures, healthQueries, type ServiceDisable } from '../shared/endpoint-health.js';
+import { asDate } from '../shared/rows.js';
 import { endpointEventRow, type WebhookEndpointRow } from '../shared/webhook-rows.js';
+import { recordAudit } from './audit-log.js';
 import { OWE } from './fan-out.js';
 import { recordEvents } from './outbox.js';
 
@@ -53,6 +56,7 @@ export async function recordFailures(
   const events = rows.map((row) => ({ type: 'webhook_endpoint.disabled' as const, row: endpointEventRow(row) }));
   // Recorded by a finish batch that serves many attempts: no one trace is theirs.
   await recordEvents(client, events, null);
+  for (const row of rows) await recordAudit(client, endpointDisabledByService(row, asDate));
   for (const row of rows) disabled.set(row.id, row.disabled_reason as ServiceDisable);
   return disabled;
 }

@@ -314,4 +314,22 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     starts      TEXT NOT NULL
   );
   `,
+  `
+  -- The audit log (docs/decisions/audit-log.md): one row per configuration change, written in the change's
+  -- own transaction. The actor and the changed fields are JSON; owner is the target's owner (null: the
+  -- operator's alone), which a key without admin reads by (owner, id).
+  CREATE TABLE audit_log (
+    id          BIGINT      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at          TIMESTAMPTZ NOT NULL,
+    action      TEXT        NOT NULL,
+    actor       TEXT        NOT NULL,
+    target_kind TEXT        NOT NULL,
+    target_id   TEXT        NOT NULL,
+    owner       TEXT,
+    changes     TEXT,
+    request_id  TEXT
+  );
+  CREATE INDEX audit_log_owner ON audit_log (owner, id);
+  CREATE INDEX audit_log_at ON audit_log (at);
+  `,
 ];

@@ -5,6 +5,7 @@ import { type ChangeTrace, NO_TRACE } from '../change-trace.js';
 import { SharedTokenRead } from '../shared/shared-token-read.js';
 import type {
   ApiKeyStore,
+  AuditLogStore,
   DeliveryStore,
   EndpointStartStore,
   EventStore,
@@ -16,6 +17,7 @@ import type {
   WebhookStore,
 } from '../store.js';
 import { PostgresApiKeyStore } from './api-keys.js';
+import { PostgresAuditLog } from './audit-log.js';
 import { createPool, migrateOnce } from './connections.js';
 import { PostgresDeliveryStore } from './deliveries.js';
 import { PostgresEndpointStartStore } from './endpoint-starts.js';
@@ -47,6 +49,7 @@ export class PostgresStore implements Store {
   readonly deliveries: DeliveryStore;
   readonly redeliveries: RedeliveryStore;
   readonly endpointStarts: EndpointStartStore;
+  readonly audit: AuditLogStore;
   readonly #pool: pg.Pool;
   readonly #db: Database;
   readonly #snapshots: SharedTokenRead;
@@ -68,6 +71,7 @@ export class PostgresStore implements Store {
     this.deliveries = new PostgresDeliveryStore(db, fanOut);
     this.redeliveries = new PostgresRedeliveryStore(db);
     this.endpointStarts = new PostgresEndpointStartStore(db);
+    this.audit = new PostgresAuditLog(db);
   }
 
   /**

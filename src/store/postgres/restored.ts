@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { CLI_AUDIT } from '../../domain/audit.js';
+import { recordAudit } from './audit-log.js';
 
 /** What `petstore restored` found and did. */
 export interface MarkedRestored {
@@ -38,7 +40,8 @@ const QUERIES = {
  * After pg_restore, with every instance stopped: in one transaction, the restored events move to the
  * positions (0, seq) (a restore into another server brings transaction ids it has not reached, which the
  * feed would hide, and after which it would put every new event), endpoints' fan-out positions with them;
- * event ids go on from `nextEventSeq`; the lost range is recorded (event_gaps); claims in flight are let go.
+ * event ids go on from `nextEventSeq`; the lost range is recorded (event_gaps); claims in flight are let go;
+ * the audit log records the restore (`database.restored`, by the command line).
  * `nextEventSeq` is computed by the caller from the last id (nextEventSeqFloor).
  */
 export async function markRestored(
@@ -60,6 +63,8 @@ export async function markRestored(
     await client.query(QUERIES.gap, [last, next]);
     await client.query(QUERIES.sequence, [next - 1]);
     await client.query(QUERIES.claims);
+    const target = { kind: 'database' as const, id: 'pg_restore', owner: null };
+    await recordAudit(client, { ...CLI_AUDIT, action: 'database.restored', target });
     const pendingDeliveries = (await client.query<{ n: number }>(QUERIES.pending)).rows[0]?.n ?? 0;
     await client.query('COMMIT');
     return { lastEventSeq: last, nextEventSeq: next, pendingDeliveries };

@@ -1,4 +1,7 @@
+import type pg from 'pg';
+import type { AuditContext } from '../../domain/audit.js';
 import type { AttemptQuery, DeliveryAttemptRecord } from '../records.js';
+import { endpointChanged, endpointCreated, endpointDeleted, endpointRotated } from '../shared/endpoint-audit.js';
 import { asDate } from '../shared/rows.js';
 import { postgresParam } from '../shared/sql-params.js';
 import {
@@ -25,6 +28,7 @@ import type {
   WebhookEndpointRecord,
 } from '../webhook-endpoint-records.js';
 import { lockKey } from './advisory-locks.js';
+import { recordAudit } from './audit-log.js';
 import type { PostgresFanOut } from './fan-out.js';
 import type { Database } from './postgres-db.js';
 
@@ -58,14 +62,17 @@ const QUERIES = {
   rotate: `UPDATE webhook_endpoints
     SET ${rotationSet({ when: 'TRUE', secret: '$2::text', publicKey: '$4::text', expiresAt: '$3::timestamptz' })}
     WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
+  // The row as it was, held until the change commits: what its audit entry compares the change with.
+  before: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 FOR UPDATE`,
   ...webhookQueries(postgresParam),
 };
 const ATTEMPTS = attemptsQueries(postgresParam);
-const REMOVE = `WITH log AS (${QUERIES.removeLog}) ${QUERIES.remove}`;
+const REMOVE = `WITH log AS (${QUERIES.removeLog}) ${QUERIES.remove} RETURNING ${ENDPOINT_COLUMNS}`;
 
 /**
- * Webhook endpoints and their deliveries log on PostgreSQL; each call is one statement, but a change of
- * subscription, which settles the old one first (fan-out.ts).
+ * Webhook endpoints and their deliveries log on PostgreSQL. Each change is a transaction that locks the row
+ * as it was, changes it (a change of subscription settles the old one first: fan-out.ts) and writes its
+ * audit entry.
  */
 export class PostgresWebhookStore implements WebhookStore {
   readonly #db: Database;
@@ -76,7 +83,11 @@ export class PostgresWebhookStore implements WebhookStore {
     this.#fanOut = fanOut;
   }
 
-  async create(endpoint: NewWebhookEndpointRecord, perOwner: number): Promise<WebhookEndpointRecord | undefined> {
+  async create(
+    endpoint: NewWebhookEndpointRecord,
+    perOwner: number,
+    audit: AuditContext,
+  ): Promise<WebhookEndpointRecord | undefined> {
     const values = [
       endpoint.owner,
       endpoint.url,
@@ -91,7 +102,9 @@ export class PostgresWebhookStore implements WebhookStore {
     ];
     const row = await this.#db.transaction(async (client) => {
       await client.query({ name: 'webhooks-in-id-order', text: QUERIES.inIdOrder });
-      return (await client.query<Row>({ name: 'webhooks-insert', text: QUERIES.insert, values })).rows[0];
+      const [created] = (await client.query<Row>({ name: 'webhooks-insert', text: QUERIES.insert, values })).rows;
+      if (created !== undefined) await recordAudit(client, endpointCreated(created, asDate, audit));
+      return created;
     });
     this.#fanOut.endpointsChanged();
     return row === undefined ? undefined : fromRow(row);
@@ -111,33 +124,57 @@ export class PostgresWebhookStore implements WebhookStore {
     return rows.map(fromRow);
   }
 
-  async update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
+  async update(
+    id: number,
+    change: WebhookEndpointChange,
+    audit: AuditContext,
+  ): Promise<WebhookEndpointRecord | undefined> {
     const values = [...changeValues(change), id];
-    const update = { name: 'webhooks-update', text: QUERIES.update, values };
-    let row: Row | undefined;
-    if (change.events === undefined && change.enabled === undefined) {
-      [row] = await this.#db.rows<Row>(update.name, update.text, values);
-    } else {
-      await this.#fanOut.waitForOlder();
-      row = await this.#db.transaction(async (client) => {
+    const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
+    if (subscriptionChanges) await this.#fanOut.waitForOlder();
+    const row = await this.#change(id, async (client, before) => {
+      if (subscriptionChanges) {
         await this.#fanOut.settle(client, id);
         if (change.enabled === true)
           await client.query({ name: 'webhooks-resume', text: QUERIES.resume, values: [id] });
-        return (await client.query<Row>(update)).rows[0];
-      });
-      this.#fanOut.endpointsChanged();
-    }
+      }
+      const after = (await client.query<Row>({ name: 'webhooks-update', text: QUERIES.update, values })).rows[0] as Row;
+      await recordAudit(client, endpointChanged(before, after, asDate, audit));
+      return after;
+    });
+    if (subscriptionChanges) this.#fanOut.endpointsChanged();
     return row === undefined ? undefined : fromRow(row);
   }
 
-  async rotateSecret(id: number, rotation: SecretRotation): Promise<WebhookEndpointRecord | undefined> {
+  async rotateSecret(
+    id: number,
+    rotation: SecretRotation,
+    audit: AuditContext,
+  ): Promise<WebhookEndpointRecord | undefined> {
     const values = [id, rotation.secret, rotation.previousExpiresAt, rotation.publicKey];
-    const [row] = await this.#db.rows<Row>('webhooks-rotate', QUERIES.rotate, values);
+    const row = await this.#change(id, async (client, before) => {
+      const after = (await client.query<Row>({ name: 'webhooks-rotate', text: QUERIES.rotate, values })).rows[0] as Row;
+      await recordAudit(client, endpointRotated(before, after, asDate, audit));
+      return after;
+    });
     return row === undefined ? undefined : fromRow(row);
   }
 
-  async remove(id: number): Promise<boolean> {
-    return (await this.#db.count('webhooks-remove', REMOVE, [id])) > 0;
+  async remove(id: number, audit: AuditContext): Promise<boolean> {
+    return this.#db.transaction(async (client) => {
+      const [removed] = (await client.query<Row>({ name: 'webhooks-remove', text: REMOVE, values: [id] })).rows;
+      if (removed === undefined) return false;
+      await recordAudit(client, endpointDeleted(removed, asDate, audit));
+      return true;
+    });
+  }
+
+  /** Runs `work` on the endpoint's row as it was, locked, in one transaction; undefined when there is none. */
+  #change(id: number, work: (client: pg.PoolClient, before: Row) => Promise<Row>): Promise<Row | undefined> {
+    return this.#db.transaction(async (client) => {
+      const [before] = (await client.query<Row>({ name: 'webhooks-before', text: QUERIES.before, values: [id] })).rows;
+      return before === undefined ? undefined : work(client, before);
+    });
   }
 
   async attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]> {

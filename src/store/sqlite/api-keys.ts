@@ -1,9 +1,12 @@
 import type Database from 'better-sqlite3';
+import type { AuditContext, NewAuditEntry } from '../../domain/audit.js';
 import type { ApiKeyRecord, ApiKeyWithHash, NewApiKeyRecord } from '../records.js';
+import { keyCreated, keyRevoked } from '../shared/key-audit.js';
 import { revokeTarget } from '../shared/revoke-target.js';
 import { type ApiKeyRow, fromMilliseconds, KEY_COLUMNS, keyFromRow, withoutHash } from '../shared/rows.js';
 import type { ApiKeyStore } from '../store.js';
 import { DuplicateNameError } from '../store-errors.js';
+import type { SqliteAuditLog } from './audit-log.js';
 import type { GroupCommit } from './group-commit.js';
 
 type Row = ApiKeyRow<number>;
@@ -22,15 +25,17 @@ function isUniqueViolation(error: unknown): boolean {
 export class SqliteApiKeyStore implements ApiKeyStore {
   readonly #db: Database.Database;
   readonly #writes: GroupCommit;
+  readonly #audit: SqliteAuditLog;
   readonly #findByHash: Database.Statement<[string], Row>;
   readonly #touch: Database.Statement<[number, number]>;
   readonly #findById: Database.Statement<[number], Row>;
   readonly #forgetLinks: Database.Statement<[number]>;
   readonly #redeem: Database.Statement<[string, number]>;
 
-  constructor(db: Database.Database, writes: GroupCommit) {
+  constructor(db: Database.Database, writes: GroupCommit, audit: SqliteAuditLog) {
     this.#db = db;
     this.#writes = writes;
+    this.#audit = audit;
     this.#findByHash = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`);
     this.#touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
     this.#findById = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`);
@@ -38,7 +43,7 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     this.#redeem = db.prepare('INSERT INTO portal_links (id, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING');
   }
 
-  #insert(key: NewApiKeyRecord, onlyIfNoKeys: boolean): ApiKeyRecord | undefined {
+  #insert(key: NewApiKeyRecord, onlyIfNoKeys: boolean, audit: AuditContext): ApiKeyRecord | undefined {
     const guard = onlyIfNoKeys ? 'WHERE NOT EXISTS (SELECT 1 FROM api_keys)' : '';
     try {
       const row = this.#db
@@ -55,19 +60,21 @@ export class SqliteApiKeyStore implements ApiKeyStore {
           key.createdAt.getTime(),
           key.expiresAt?.getTime() ?? null,
         );
-      return recordOrNone(row);
+      const created = recordOrNone(row);
+      if (created !== undefined) this.#audit.write(keyCreated(created, audit));
+      return created;
     } catch (error) {
       if (isUniqueViolation(error)) throw new DuplicateNameError(key.name);
       throw error;
     }
   }
 
-  async create(key: NewApiKeyRecord): Promise<ApiKeyRecord> {
-    return (await this.#writes.run(() => this.#insert(key, false))) as ApiKeyRecord;
+  async create(key: NewApiKeyRecord, audit: AuditContext): Promise<ApiKeyRecord> {
+    return (await this.#writes.run(() => this.#insert(key, false, audit))) as ApiKeyRecord;
   }
 
-  createFirst(key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
-    return this.#writes.run(() => this.#insert(key, true));
+  createFirst(key: NewApiKeyRecord, audit: AuditContext): Promise<ApiKeyRecord | undefined> {
+    return this.#writes.run(() => this.#insert(key, true, audit));
   }
 
   async findByHash(hash: string): Promise<ApiKeyWithHash | undefined> {
@@ -79,10 +86,12 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     return recordOrNone(this.#findById.get(id));
   }
 
-  redeemLink(linkId: string, expiresAt: Date): Promise<boolean> {
+  redeemLink(linkId: string, expiresAt: Date, opened: NewAuditEntry): Promise<boolean> {
     return this.#writes.run(() => {
       this.#forgetLinks.run(Date.now());
-      return this.#redeem.run(linkId, expiresAt.getTime()).changes === 1;
+      const redeemed = this.#redeem.run(linkId, expiresAt.getTime()).changes === 1;
+      if (redeemed) this.#audit.write(opened);
+      return redeemed;
     });
   }
 
@@ -91,14 +100,18 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     return rows.map((row) => withoutHash(fromRow(row)));
   }
 
-  async revoke(idOrName: string, at: Date): Promise<ApiKeyRecord | undefined> {
+  async revoke(idOrName: string, at: Date, audit: AuditContext): Promise<ApiKeyRecord | undefined> {
     const target = revokeTarget(idOrName);
     if (target === undefined) return undefined;
     const revoke = this.#db.prepare<[number, number | string], Row>(
       `UPDATE api_keys SET revoked_at = ? WHERE ${target.column} = ? AND revoked_at IS NULL
        RETURNING ${KEY_COLUMNS}`,
     );
-    return this.#writes.run(() => recordOrNone(revoke.get(at.getTime(), target.value)));
+    return this.#writes.run(() => {
+      const revoked = recordOrNone(revoke.get(at.getTime(), target.value));
+      if (revoked !== undefined) this.#audit.write(keyRevoked(revoked, audit));
+      return revoked;
+    });
   }
 
   async touch(id: number, at: Date): Promise<void> {

@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { AttemptOutcome, AttemptRecorded } from '../records.js';
+import { endpointDisabledByService } from '../shared/endpoint-audit.js';
 import { answers, failures, healthQueries, type ServiceDisable, succeeded } from '../shared/endpoint-health.js';
+import { fromMilliseconds } from '../shared/rows.js';
 import { endpointEventRow, type WebhookEndpointRow } from '../shared/webhook-rows.js';
+import type { SqliteAuditLog } from './audit-log.js';
 import { OWE } from './fan-out.js';
 import type { SqliteOutbox } from './outbox.js';
 
@@ -37,12 +40,14 @@ export class SqliteEndpointHealth {
   readonly #failing: Database.Statement<[FailureParams]>;
   readonly #disable: Database.Statement<[FailureParams], WebhookEndpointRow<number>>;
   readonly #outbox: SqliteOutbox;
+  readonly #audit: SqliteAuditLog;
 
-  constructor(db: Database.Database, outbox: SqliteOutbox) {
+  constructor(db: Database.Database, outbox: SqliteOutbox, audit: SqliteAuditLog) {
     this.#healed = db.prepare(QUERIES.healed);
     this.#failing = db.prepare(QUERIES.failing);
     this.#disable = db.prepare(QUERIES.disable);
     this.#outbox = outbox;
+    this.#audit = audit;
   }
 
   /** After the attempt was recorded: its endpoint's health, and what finish() answers. */
@@ -62,6 +67,7 @@ export class SqliteEndpointHealth {
       const row = this.#disable.get(params);
       if (row === undefined) continue;
       this.#outbox.record('webhook_endpoint.disabled', endpointEventRow(row));
+      this.#audit.write(endpointDisabledByService(row, fromMilliseconds));
       disabled.set(failure.endpoint, failure.gone ? 'gone' : 'failing');
     }
     return answers([outcome], () => true, disabled)[0] ?? true;

@@ -3,7 +3,10 @@ import { accessSync, constants, copyFileSync, existsSync, renameSync, type Stats
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { CLI_AUDIT } from '../../domain/audit.js';
 import { nextEventSeqFloor } from '../../domain/event-seq-floor.js';
+import { auditValues, insertAudit } from '../shared/audit-rows.js';
+import { sqliteParam } from '../shared/sql-params.js';
 import { compactUtc } from './backup-files.js';
 import { removeDatabaseFiles } from './database-files.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
@@ -137,7 +140,7 @@ export function restoreSqlite(file: string, path: string, now: Date): Restored {
     copyFileSync(file, ready);
     const facts = factsOf(ready, file);
     const nextEventSeq = nextEventSeqFloor(facts.lastEventSeq, now);
-    prepare(ready, facts.lastEventSeq, nextEventSeq);
+    prepare(ready, facts.lastEventSeq, nextEventSeq, basename(file));
     const replaced = existsSync(target) ? setAside(target, now) : undefined;
     renameSync(ready, target);
     return { ...facts, nextEventSeq, replaced };
@@ -146,8 +149,11 @@ export function restoreSqlite(file: string, path: string, now: Date): Restored {
   }
 }
 
-/** Brings the copy to this build's schema (as a start would), then makes it ready (restoreSqlite). */
-function prepare(file: string, lastEventSeq: number, nextEventSeq: number): void {
+/**
+ * Brings the copy to this build's schema (as a start would), then makes it ready (restoreSqlite), recording
+ * the restore in its audit log (`database.restored`, by the command line, the backup named by `backup`).
+ */
+function prepare(file: string, lastEventSeq: number, nextEventSeq: number, backup: string): void {
   const db = openDatabase(file);
   try {
     db.transaction(() => {
@@ -155,6 +161,9 @@ function prepare(file: string, lastEventSeq: number, nextEventSeq: number): void
       db.prepare("DELETE FROM sqlite_sequence WHERE name = 'events'").run();
       db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('events', ?)").run(nextEventSeq - 1);
       db.prepare('UPDATE webhook_deliveries SET claimed_until = NULL WHERE claimed_until IS NOT NULL').run();
+      const target = { kind: 'database' as const, id: backup, owner: null };
+      const entry = auditValues({ ...CLI_AUDIT, action: 'database.restored', target });
+      db.prepare(insertAudit(sqliteParam, '?')).run(...entry, Date.now());
     })();
   } finally {
     db.close();

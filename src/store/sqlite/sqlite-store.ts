@@ -4,6 +4,7 @@ import { type ChangeTrace, NO_TRACE } from '../change-trace.js';
 import { SharedTokenRead } from '../shared/shared-token-read.js';
 import type {
   ApiKeyStore,
+  AuditLogStore,
   DeliveryStore,
   EndpointStartStore,
   EventStore,
@@ -14,6 +15,7 @@ import type {
   WebhookStore,
 } from '../store.js';
 import { SqliteApiKeyStore } from './api-keys.js';
+import { SqliteAuditLog } from './audit-log.js';
 import { changeTokenReader } from './change-token.js';
 import { SqliteDeliveryStore } from './deliveries.js';
 import { SqliteEndpointHealth } from './endpoint-health.js';
@@ -46,6 +48,7 @@ export class SqliteStore implements Store {
   readonly deliveries: DeliveryStore;
   readonly redeliveries: RedeliveryStore;
   readonly endpointStarts: EndpointStartStore;
+  readonly audit: AuditLogStore;
   readonly #db: Database.Database;
   readonly #idempotencyKeys: SqliteIdempotencyKeys;
   readonly #tokens: SharedTokenRead;
@@ -58,13 +61,16 @@ export class SqliteStore implements Store {
     this.#idempotencyKeys = new SqliteIdempotencyKeys(db);
     this.#writes = new GroupCommit(db, { turns, keepContext: trace !== NO_TRACE });
     const outbox = new SqliteOutbox(db, trace);
+    const audit = new SqliteAuditLog(db, this.#writes);
+    this.audit = audit;
     this.pets = new SqlitePetStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
     this.orders = new SqliteOrderStore(db, this.#idempotencyKeys.runOnce, this.#writes, outbox);
     this.events = new SqliteEventStore(db, this.#writes);
-    this.apiKeys = new SqliteApiKeyStore(db, this.#writes);
+    this.apiKeys = new SqliteApiKeyStore(db, this.#writes, audit);
     const fanOut = new SqliteFanOut(db);
-    this.webhooks = new SqliteWebhookStore(db, this.#writes, fanOut);
-    this.deliveries = new SqliteDeliveryStore(db, this.#writes, fanOut, new SqliteEndpointHealth(db, outbox));
+    this.webhooks = new SqliteWebhookStore(db, this.#writes, fanOut, audit);
+    const health = new SqliteEndpointHealth(db, outbox, audit);
+    this.deliveries = new SqliteDeliveryStore(db, this.#writes, fanOut, health);
     this.redeliveries = new SqliteRedeliveryStore(db, this.#writes);
     this.endpointStarts = new SqliteEndpointStartStore(db, this.#writes);
     this.#stopWalChecks = shrinkSwollenWal(db);

@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
+import type { AuditContext } from '../../domain/audit.js';
 import type { AttemptQuery, DeliveryAttemptRecord } from '../records.js';
+import { endpointChanged, endpointCreated, endpointDeleted, endpointRotated } from '../shared/endpoint-audit.js';
 import { fromMilliseconds } from '../shared/rows.js';
 import { sqliteParam } from '../shared/sql-params.js';
 import {
@@ -26,6 +28,7 @@ import type {
   WebhookEndpointChange,
   WebhookEndpointRecord,
 } from '../webhook-endpoint-records.js';
+import type { SqliteAuditLog } from './audit-log.js';
 import { EVENTS_HEAD, type SqliteFanOut } from './fan-out.js';
 import type { GroupCommit } from './group-commit.js';
 
@@ -63,10 +66,14 @@ const QUERIES = {
   ...webhookQueries(sqliteParam),
 };
 
-/** Webhook endpoints and their deliveries log on SQLite; writes go through the group commit. */
+/**
+ * Webhook endpoints and their deliveries log on SQLite; writes go through the group commit, each with its
+ * audit entry, from the row as it was (read in the same write) and as it is.
+ */
 export class SqliteWebhookStore implements WebhookStore {
   readonly #writes: GroupCommit;
   readonly #fanOut: SqliteFanOut;
+  readonly #audit: SqliteAuditLog;
   readonly #insert: Database.Statement<[Record<string, SqlValue>], Row>;
   readonly #get: Database.Statement<[number], Row>;
   readonly #page: Database.Statement<[number, number], Row>;
@@ -78,9 +85,10 @@ export class SqliteWebhookStore implements WebhookStore {
   readonly #removeLog: Database.Statement<[number]>;
   readonly #attempts: Record<AttemptFilter, Database.Statement<SqlValue[], DeliveryAttemptRow<number>>>;
 
-  constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut) {
+  constructor(db: Database.Database, writes: GroupCommit, fanOut: SqliteFanOut, audit: SqliteAuditLog) {
     this.#writes = writes;
     this.#fanOut = fanOut;
+    this.#audit = audit;
     this.#insert = db.prepare(QUERIES.insert);
     this.#get = db.prepare(QUERIES.get);
     this.#page = db.prepare(QUERIES.page);
@@ -94,7 +102,11 @@ export class SqliteWebhookStore implements WebhookStore {
     this.#attempts = Object.fromEntries(attempts);
   }
 
-  create(endpoint: NewWebhookEndpointRecord, perOwner: number): Promise<WebhookEndpointRecord | undefined> {
+  create(
+    endpoint: NewWebhookEndpointRecord,
+    perOwner: number,
+    audit: AuditContext,
+  ): Promise<WebhookEndpointRecord | undefined> {
     const values = {
       owner: endpoint.owner,
       url: endpoint.url,
@@ -107,7 +119,11 @@ export class SqliteWebhookStore implements WebhookStore {
       createdAt: endpoint.createdAt.getTime(),
       perOwner,
     };
-    return this.#writes.run(() => recordOrNone(this.#insert.get(values)));
+    return this.#writes.run(() => {
+      const row = this.#insert.get(values);
+      if (row !== undefined) this.#audit.write(endpointCreated(row, fromMilliseconds, audit));
+      return recordOrNone(row);
+    });
   }
 
   async get(id: number): Promise<WebhookEndpointRecord | undefined> {
@@ -123,7 +139,7 @@ export class SqliteWebhookStore implements WebhookStore {
     return rows.map(fromRow);
   }
 
-  update(id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined> {
+  update(id: number, change: WebhookEndpointChange, audit: AuditContext): Promise<WebhookEndpointRecord | undefined> {
     const [
       url,
       events,
@@ -139,6 +155,8 @@ export class SqliteWebhookStore implements WebhookStore {
     ] = changeValues(change).map(bindable);
     const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
     return this.#writes.run(() => {
+      const before = this.#get.get(id);
+      if (before === undefined) return undefined;
       const now = Date.now();
       if (subscriptionChanges) this.#fanOut.settle(id);
       if (change.enabled === true) this.#resume.run({ id, now });
@@ -156,20 +174,33 @@ export class SqliteWebhookStore implements WebhookStore {
         now,
         id,
       };
-      return recordOrNone(this.#update.get(values as Record<string, SqlValue>));
+      const after = this.#update.get(values as Record<string, SqlValue>) as Row;
+      const entry = endpointChanged(before, after, fromMilliseconds, audit);
+      if (entry !== undefined) this.#audit.write(entry);
+      return fromRow(after);
     });
   }
 
-  rotateSecret(id: number, rotation: SecretRotation): Promise<WebhookEndpointRecord | undefined> {
+  rotateSecret(id: number, rotation: SecretRotation, audit: AuditContext): Promise<WebhookEndpointRecord | undefined> {
     const { secret, publicKey } = rotation;
     const values = { id, secret, publicKey, expiresAt: rotation.previousExpiresAt?.getTime() ?? null };
-    return this.#writes.run(() => recordOrNone(this.#rotate.get(values)));
+    return this.#writes.run(() => {
+      const before = this.#get.get(id);
+      if (before === undefined) return undefined;
+      const after = this.#rotate.get(values) as Row;
+      this.#audit.write(endpointRotated(before, after, fromMilliseconds, audit));
+      return fromRow(after);
+    });
   }
 
-  remove(id: number): Promise<boolean> {
+  remove(id: number, audit: AuditContext): Promise<boolean> {
     return this.#writes.run(() => {
+      const before = this.#get.get(id);
+      if (before === undefined) return false;
       this.#removeLog.run(id);
-      return this.#remove.run(id).changes > 0;
+      this.#remove.run(id);
+      this.#audit.write(endpointDeleted(before, fromMilliseconds, audit));
+      return true;
     });
   }
 
