@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import './compile-cache.js';
 import cluster from 'node:cluster';
+import { auditCommand } from './commands/audit.js';
 import { backupCommand } from './commands/backup.js';
 import { formatFailure } from './commands/failure-message.js';
 import { keysCommand } from './commands/keys.js';
@@ -20,6 +21,8 @@ Commands:
                                           issue a key; prints the key alone on stdout
   keys list [--json]                      list keys (never their secrets)
   keys revoke ID|NAME                     revoke a key at once
+  audit [--owner O] [--action A] [--target KIND/ID] [--since TIME] [--limit N] [--json]
+                                          who changed what, newest first (the audit log)
   backup FILE                             copy the SQLite database to a new FILE while the service runs
   restore [--check] FILE                  put a SQLite backup in place of the database (service stopped)
   restored                                after pg_restore (every instance stopped): safe to serve again
@@ -53,6 +56,8 @@ async function main(argv: string[]): Promise<void> {
       return migrateCommand(config, args, process.stdout);
     case 'keys':
       return keysCommand(config, args, process.stdout);
+    case 'audit':
+      return auditCommand(config, args, process.stdout);
     case 'backup':
       return backupCommand(config, args, process.stdout);
     case 'restore':
