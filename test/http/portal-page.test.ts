@@ -516,6 +516,33 @@ eachBackend((backend) => {
       assert.deepEqual([...problems, ...otherPortal.problems], []);
     });
 
+    test('the changes: who changed the owner’s endpoints and links, newest first, the owner’s only', async (t) => {
+      const h = await startHarness(t, backend, OPTIONS);
+      const receiver = await startReceiver(t);
+      const other = (await issueApiKey(h.store, () => new Date(), { name: 'globex', owner: 'globex' })).key;
+      const own = await createEndpoint(h, { url: `${receiver.url}/own`, description: 'before' });
+      const theirs = await createEndpoint(h, { url: `${receiver.url}/theirs` }, other);
+      const { page, problems } = await openPortal(t, h);
+      const changes = page.locator('#changes > li');
+      await changes.first().waitFor();
+      const shown = async () => (await changes.allTextContents()).join('\n');
+      assert.match(await shown(), /API key "all": webhook_endpoint\.created/);
+      assert.match(await shown(), /the portal: portal_session\.opened/);
+      assert.doesNotMatch(await shown(), new RegExp(`webhook endpoint ${theirs.id}\\b`), 'not the other owner’s');
+
+      // A change by the page's own session, then the newest first once asked for.
+      const status = await page.evaluate(`fetch('/portal/v1/webhooks/${own.id}', { method: 'PATCH',
+        headers: { 'content-type': 'application/json' }, body: JSON.stringify({ description: 'after' }) })
+        .then((response) => response.status)`);
+      assert.equal(status, 200);
+      await page.getByRole('button', { name: 'Show the latest changes' }).click();
+      await changes.first().filter({ hasText: 'webhook_endpoint.updated' }).waitFor();
+      const newest = (await changes.first().textContent()) ?? '';
+      assert.match(newest, /the portal: webhook_endpoint\.updated/);
+      assert.match(newest, /description: before → after/);
+      assert.deepEqual(problems, []);
+    });
+
     test('a page of another origin on the same host cannot act for a session, even without a body', async (t) => {
       const h = await startHarness(t, backend, OPTIONS);
       const receiver = await startReceiver(t);

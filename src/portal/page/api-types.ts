@@ -109,3 +109,19 @@ export interface Page<T> {
   readonly items: readonly T[];
   readonly next: string | undefined;
 }
+
+/** One entry of the owner's audit log (src/schemas/audit-log.ts): who changed what, and how. */
+export interface AuditEntry {
+  readonly id: number;
+  readonly at: string;
+  readonly actor: {
+    readonly kind: 'key' | 'portal' | 'cli' | 'service';
+    readonly keyId?: number;
+    readonly keyName?: string;
+    readonly owner?: string;
+  };
+  readonly action: string;
+  readonly target: { readonly kind: string; readonly id: string; readonly owner?: string };
+  readonly changes?: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
+  readonly requestId?: string;
+}

@@ -1,4 +1,5 @@
 import type {
+  AuditEntry,
   CreatedEndpoint,
   DeliveryAttempt,
   DeliveryFilter,
@@ -136,3 +137,7 @@ export const recover = (id: number, since: string) =>
 export const testSend = (id: number) => json<TestSendAccepted>('POST', `${ENDPOINTS}/${id}/test`);
 
 export const rotateSecret = (id: number) => json<RotatedSecret>('POST', `${ENDPOINTS}/${id}/rotate-secret`);
+
+/** The owner's audit log, newest first. */
+export const listAuditLog = (limit: number, cursor?: string) =>
+  page<AuditEntry>('/portal/v1/audit-log', { limit, cursor });

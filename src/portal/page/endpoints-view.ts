@@ -20,6 +20,7 @@ const list = byId('list', HTMLUListElement);
 const empty = byId('list-empty', HTMLParagraphElement);
 const more = byId('list-more', HTMLButtonElement);
 const createSection = byId('create-section', HTMLElement);
+const changesSection = byId('changes-section', HTMLElement);
 const createSecret = byId('create-secret', HTMLDivElement);
 const createForm = byId('create-form', HTMLFormElement);
 const createUrl = byId('create-url', HTMLInputElement);
@@ -77,17 +78,19 @@ export async function showEndpoints(): Promise<void> {
   await loadPage();
 }
 
-/** An endpoint's page in place of the list and the form; they come back when the reader leaves it. */
+/** An endpoint's page in place of the list, the form and the changes; they come back when the reader leaves it. */
 async function showEndpoint(endpoint: Endpoint): Promise<void> {
   // A secret shown once leaves the page with the view: its endpoint may be deleted there.
   createSecret.replaceChildren();
   listSection.hidden = true;
   createSection.hidden = true;
+  changesSection.hidden = true;
   await openEndpoint(endpoint, {
     changed: () => void showEndpoints().catch(report),
     closed: () => {
       listSection.hidden = false;
       createSection.hidden = false;
+      changesSection.hidden = false;
       listTitle.focus();
     },
   });
