@@ -3,6 +3,7 @@
  * 'petstore-client' when packed alone (`npm run pack:client`). Its types are the service's own schemas; it needs
  * nothing at run time but Node's fetch.
  */
+export type { AuditEntry } from '../schemas/audit-log.js';
 export type { ErrorBody } from '../schemas/error.js';
 export type {
   Event,
@@ -37,6 +38,7 @@ export {
   type ConditionalOptions,
   type CreateOptions,
   type EventsOptions,
+  type ListAuditLogQuery,
   type ListEventsQuery,
   type ListOrdersQuery,
   type ListPetsQuery,

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AuditEntry, AuditLogQuery } from '../schemas/audit-log.js';
 import type { Event, ListEventsQuery as ListEventsQuerySchema } from '../schemas/event.js';
 import type { ListOrdersQuery as ListOrdersQuerySchema, NewOrder, Order, OrderStatusChange } from '../schemas/order.js';
 import type { ListPetsQuery as ListPetsQuerySchema, NewPet, Pet, PetChange } from '../schemas/pet.js';
@@ -82,6 +83,9 @@ export type ListWebhookEndpointsQuery = Loose<WebhookPageQuery>;
 
 /** `listWebhookDeliveries` parameters: `limit` (1–100, default 20), `status`, `eventId`, `cursor`. */
 export type ListWebhookDeliveriesQuery = Loose<WebhookDeliveriesQuerySchema>;
+
+/** `listAuditLog` parameters: `limit` (1–100, default 20), `action`, `target` (`kind/id`), `since`, `owner`, `cursor`. */
+export type ListAuditLogQuery = Loose<AuditLogQuery>;
 
 export interface EventsOptions extends CallOptions {
   /**
@@ -315,6 +319,19 @@ export class PetstoreClient {
   portalLink(request: PortalLinkRequest = {}, { signal }: CallOptions = {}): Promise<PortalLink> {
     const path = '/v1/webhooks/portal-links';
     return this.#body<PortalLink>({ method: 'POST', path, body: request, unkeyed: true, signal });
+  }
+
+  /**
+   * `listAuditLog`: one page of the audit log, newest first: who changed the key's owner's endpoints, links and
+   * keys (an admin key's: every owner's, or one `owner`'s), and each changed field before and after.
+   */
+  listAuditLog(query: ListAuditLogQuery = {}, options: CallOptions = {}): Promise<Page<AuditEntry>> {
+    return this.#page<AuditEntry>('/v1/audit-log', query, options);
+  }
+
+  /** Every audit log entry the key sees that matches `query`, newest first, page after page. */
+  auditLog(query: Omit<ListAuditLogQuery, 'cursor'> = {}, options: CallOptions = {}): AsyncIterable<AuditEntry> {
+    return everyItem((cursor) => this.listAuditLog({ ...query, cursor }, options));
   }
 
   /**

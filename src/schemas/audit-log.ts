@@ -61,12 +61,15 @@ export const AuditEntry = Type.Object(
       },
       { additionalProperties: false, description: 'What was changed.' },
     ),
+    // An index signature, not Record<…>: the client's types (dev/pack-client.ts) keep to plain TypeScript.
     changes: Type.Optional(
-      Type.Record(Type.String(), FieldChange, {
-        description:
-          'Each changed field, before and after, as `GET /webhooks/{webhookId}` shows it: never a secret, a key ' +
-          'or a token (a rotation says that it happened, and what it shows that changed).',
-      }),
+      Type.Unsafe<{ [field: string]: { before: unknown; after: unknown } }>(
+        Type.Record(Type.String(), FieldChange, {
+          description:
+            'Each changed field, before and after, as `GET /webhooks/{webhookId}` shows it: never a secret, a key ' +
+            'or a token (a rotation says that it happened, and what it shows that changed).',
+        }),
+      ),
     ),
     requestId: Type.Optional(Type.String({ description: 'The `X-Request-Id` of the request that made the change.' })),
   },

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
+import { PetstoreClient } from '../../src/client/index.js';
 import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
 import type { StoreBackend } from '../helpers/stores.js';
@@ -221,6 +222,16 @@ function suite(backend: StoreBackend) {
       'invalid_request',
     );
     expectError(await h.call('GET', '/v1/audit-log?action=pet.created', { key: admin }), 400, 'invalid_request');
+
+    // The typed client reads the same pages.
+    const client = new PetstoreClient({ baseUrl: h.url, apiKey: admin });
+    const page = await client.listAuditLog({ owner: 'acme', limit: 2 });
+    assert.deepEqual(page.items, acmeSees.slice(0, 2));
+    const read: unknown[] = [];
+    for await (const entry of client.auditLog({ owner: 'acme', limit: 2 })) read.push(entry);
+    assert.deepEqual(read, acmeSees);
+    const refused = await client.listAuditLog({ action: 'pet.created' as never }).catch((error: unknown) => error);
+    assert.equal((refused as { status?: number }).status, 400);
 
     // The portal shows its owner's entries, by the same handler.
     const { cookie } = await portalSession(h, acme);
