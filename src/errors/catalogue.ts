@@ -339,7 +339,8 @@ export const ERROR_USES: Readonly<Record<Exclude<keyof typeof ERRORS, 'refusedBy
   keyInvalid: 'unknown, revoked or expired',
   portalLinkRefused: 'a portal link that expired, was used already, was altered or whose key was revoked',
   portalSessionMissing: 'without a live session',
-  portalWebhooksOnly: "a portal session asking for anything but its owner's webhook endpoints",
+  portalWebhooksOnly:
+    "a portal session asking for anything but its owner's webhook endpoints, its audit log and one event",
   portalOtherOrigin: 'a change under `/portal` sent from another origin, or not saying where it comes from',
   scopeMissing: 'lacks the scope the operation needs',
   otherOwner: 'a key without `admin` naming another owner',
