@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eventually } from '../../dev/eventually.js';
+import { eventually, waitUntil } from '../../dev/eventually.js';
 import { PetstoreClient } from '../../src/client/index.js';
 import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
@@ -241,6 +241,19 @@ function suite(backend: StoreBackend) {
     // Another instance, on its own connection to the database, reads the same log.
     const again = await h.startInstance();
     assert.deepEqual(await allEntries(again, admin, '&owner=acme'), await allEntries(h, admin, '&owner=acme'));
+  });
+
+  test('entries past AUDIT_RETENTION_DAYS (365 by default) are removed', async (t) => {
+    let now = new Date();
+    const h = await startHarness(t, backend, { ...OPTIONS, clock: () => now });
+    await call(h, 'POST', '/v1/webhooks', { body: { url: 'http://127.0.0.1:9/old' } });
+    assert.ok((await allEntries(h, h.keys.all)).length > 0);
+    now = new Date(now.getTime() + 366 * 86_400_000);
+    const later = await h.startInstance();
+    await waitUntil(
+      'the entries past retention are purged',
+      async () => (await allEntries(later, h.keys.all)).length === 0,
+    );
   });
 }
 
