@@ -80,6 +80,13 @@ function suite(backend: StoreBackend) {
     const fromPortal = { key: null, headers: { cookie: session.cookie, origin: h.url } };
     await call(h, 'PATCH', `/portal/v1/webhooks/${id}`, { ...fromPortal, body: { description: 'portal' } });
     const removed = await call(h, 'DELETE', `/v1/webhooks/${id}`, { key: acme });
+    // An Ed25519 endpoint: its public keys are recorded as they change, its private key never.
+    const signed = await call(h, 'POST', '/v1/webhooks', {
+      key: acme,
+      body: { url: `${receiver.url}/ed`, signature: 'ed25519' },
+    });
+    const resigned = await call(h, 'POST', `/v1/webhooks/${signed.json.id}/rotate-secret`, { key: acme, body: {} });
+
     await h.store.apiKeys.revoke('acme-key', new Date(), CLI_AUDIT);
 
     const entries = await allEntries(h, admin);
@@ -133,12 +140,17 @@ function suite(backend: StoreBackend) {
     );
     assert.deepEqual(key[0].changes.scopes, { before: null, after: ['webhooks'] });
 
+    const [signedCreate, signedRotate] = about(entries, 'webhook_endpoint', signed.json.id);
+    assert.equal(signedCreate.changes.publicKey.after, signed.json.publicKey);
+    assert.deepEqual(signedRotate.changes.publicKey, { before: signed.json.publicKey, after: resigned.json.publicKey });
+    for (const body of [signed.json, resigned.json]) if (typeof body.secret === 'string') seen.push(body.secret);
+
     const text = JSON.stringify(entries);
     for (const secret of seen) {
       assert.ok(secret.length > 10, 'a secret seen');
       assert.ok(!text.includes(secret), `no entry holds ${secret.slice(0, 8)}…`);
     }
-    assert.doesNotMatch(text, /whsec_|psk_/, 'no secret, no key, not even a part of one');
+    assert.doesNotMatch(text, /whsec_|whsk_|psk_/, 'no secret, no key, not even a part of one');
   });
 
   test('the service records the endpoints it disables, as the service', async (t) => {
