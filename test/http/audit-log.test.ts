@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, waitUntil } from '../../dev/eventually.js';
 import { PetstoreClient } from '../../src/client/index.js';
 import { CLI_AUDIT } from '../../src/domain/audit.js';
@@ -177,7 +178,10 @@ function suite(backend: StoreBackend) {
     const admin = await h.issueKey('root', ['admin'], 'default');
     const acme = await h.issueKey('acme-key', ['webhooks'], 'acme');
     const globex = await h.issueKey('globex-key', ['webhooks'], 'globex');
+    // Entries are stamped to the millisecond: a gap each side keeps the keys' entries out of `since`.
+    await sleep(3);
     const start = new Date().toISOString();
+    await sleep(3);
     const a = (await call(h, 'POST', '/v1/webhooks', { key: acme, body: { url: 'http://127.0.0.1:9/a' } })).json;
     const b = (await call(h, 'POST', '/v1/webhooks', { key: globex, body: { url: 'http://127.0.0.1:9/b' } })).json;
     for (const description of ['one', 'two', 'three']) {
