@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/temp-dir.js';
 const PATIENT = { timeoutMs: 10_000 };
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The consumer guide's Ed25519 receiver (docs/consumers.md, "Public-key signatures"), as it is written. */
+/** The consumer guide's Ed25519 receiver (docs/consumers.md, "Public-key signatures (Ed25519)"), as it is written. */
 function receiverSnippet(): string {
   const guide = readFileSync(join(ROOT, 'docs', 'consumers.md'), 'utf8');
   const section = guide.split(/^## /m).find((part) => part.startsWith('Public-key signatures (Ed25519)\n'));
