@@ -3,8 +3,9 @@ import { StoreUnavailableError } from '../store-errors.js';
 import { isDeadlock, translatePgError } from './postgres-errors.js';
 
 /**
- * Times a statement on its own is run again after being a deadlock's victim (e.g. a resend meeting the
- * attempt of the same delivery being recorded), before the error is the caller's.
+ * Times a statement on its own, or a transaction of SQL alone that asks for it, is run again after being a
+ * deadlock's victim (e.g. a resend meeting the attempt of the same delivery being recorded), before the
+ * error is the caller's.
  */
 const DEADLOCK_RETRIES = 2;
 
@@ -47,6 +48,17 @@ export class Database {
    * wait for a second time-out before the request could answer 503.
    */
   async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this.#transactionOnce(work, options);
+      } catch (error) {
+        if (options.rerunDeadlock === true && isDeadlock(error) && retry < DEADLOCK_RETRIES) continue;
+        throw error;
+      }
+    }
+  }
+
+  async #transactionOnce<T>(work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -91,4 +103,9 @@ export interface TransactionOptions {
   readonly lockTimeoutMs?: number;
   /** Settings for this transaction only (`name = value`), sent with its BEGIN: no extra round trip. */
   readonly settings?: readonly string[];
+  /**
+   * The work is SQL alone, so a deadlock's victim runs again as a whole (DEADLOCK_RETRIES): the server rolled
+   * all of it back, and running it again is as if it had come a moment later.
+   */
+  readonly rerunDeadlock?: boolean;
 }

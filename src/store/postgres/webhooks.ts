@@ -68,6 +68,11 @@ const QUERIES = {
 };
 const ATTEMPTS = attemptsQueries(postgresParam);
 const REMOVE = `WITH log AS (${QUERIES.removeLog}) ${QUERIES.remove} RETURNING ${ENDPOINT_COLUMNS}`;
+/**
+ * A change is SQL alone, so a deadlock's victim (a change meeting an attempt of the endpoint being recorded)
+ * runs again rather than answering 500, as the single statements they were before the audit log did.
+ */
+const RERUN = { rerunDeadlock: true } as const;
 
 /**
  * Webhook endpoints and their deliveries log on PostgreSQL. Each change is a transaction that locks the row
@@ -105,7 +110,7 @@ export class PostgresWebhookStore implements WebhookStore {
       const [created] = (await client.query<Row>({ name: 'webhooks-insert', text: QUERIES.insert, values })).rows;
       if (created !== undefined) await recordAudit(client, endpointCreated(created, asDate, audit));
       return created;
-    });
+    }, RERUN);
     this.#fanOut.endpointsChanged();
     return row === undefined ? undefined : fromRow(row);
   }
@@ -166,7 +171,7 @@ export class PostgresWebhookStore implements WebhookStore {
       if (removed === undefined) return false;
       await recordAudit(client, endpointDeleted(removed, asDate, audit));
       return true;
-    });
+    }, RERUN);
   }
 
   /** Runs `work` on the endpoint's row as it was, locked, in one transaction; undefined when there is none. */
@@ -174,7 +179,7 @@ export class PostgresWebhookStore implements WebhookStore {
     return this.#db.transaction(async (client) => {
       const [before] = (await client.query<Row>({ name: 'webhooks-before', text: QUERIES.before, values: [id] })).rows;
       return before === undefined ? undefined : work(client, before);
-    });
+    }, RERUN);
   }
 
   async attempts(endpointId: number, query: AttemptQuery): Promise<DeliveryAttemptRecord[]> {
