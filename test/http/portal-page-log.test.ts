@@ -125,10 +125,11 @@ eachBackend((backend) => {
       const answered = (await rejected.getByText(/^Answered 422 after \d+ ms\.$/).textContent()) ?? '';
       const took = Number(/after (\d+) ms/.exec(answered)?.[1]);
       assert.ok(took >= REJECTION_DELAY_MS - 10, `${answered}: the receiver took ${REJECTION_DELAY_MS} ms`);
+      // The event is looked up when the entry opens: until it is there, the answer's body is the only <pre>.
+      await rejected.locator('pre.payload', { hasText: updated }).waitFor();
       const [sent, body] = await rejected.locator('pre.payload').all();
       assert.equal(await body?.textContent(), REJECTION);
       // What was sent: the event, formatted, as the key's lookup and the receiver's body have it.
-      await sent?.filter({ hasText: updated }).waitFor();
       const event = (await h.call('GET', `/v1/events/${updated}`)).json;
       assert.equal(await sent?.textContent(), JSON.stringify(event, null, 2));
       const delivered = receiver.received.find((got) => got.headers['webhook-id'] === updated);
