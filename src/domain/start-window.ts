@@ -1,19 +1,29 @@
 /**
- * An endpoint's rate limit (`rateLimit`): at most N attempts started in any one-second window. A token bucket
- * of N refilling N/s lets 2N through in a sliding second (a full bucket, then a second's refill), so the limit
- * keeps a sliding log instead: the starts of the last second, as batches of [time in ms, how many]. A start
- * at `now` is allowed while fewer than N starts are logged after `now - 1 s` (later ones too: another
- * instance's clock, or its call, may have run ahead), which holds in every window that contains it. The log
- * keeps two windows, not one: a take whose time is behind the last one logged (another instance's clock, a
- * call that waited for the lock) still sees every start of the second before its own time. One batch per
- * grant keeps the log as long as the grants of two seconds, not N. Both stores run this; the Redis limiter
- * (webhooks/redis-start-limiter.ts) mirrors it in Lua.
+ * An endpoint's rate limit (`rateLimit`): at most N attempts started in any one-second window, as its
+ * receiver sees them. A token bucket of N refilling N/s lets 2N through in a sliding second (a full bucket,
+ * then a second's refill), so the limit keeps a sliding log instead: the starts of the last window, as
+ * batches of [time in ms, how many]. A start at `now` is allowed while fewer than N starts are logged after
+ * `now - COUNTED_WINDOW_MS` (later ones too: another instance's clock, or its call, may have run ahead),
+ * which holds in every window that contains it. The window counted is the second and a guard: a request
+ * reaches its receiver some milliseconds after its start is counted, more for one than another (the sender's
+ * event loop, the network, the receiver's), and a second's starts bunched up with the next second's would
+ * show the receiver more than N. So N start in any 1.1 s, and a receiver sees at most N in any second while
+ * those delays differ by less than the guard; a start whose grant comes back more than half of it after its
+ * time (LATEST_START_MS) is not made, only counted. The log keeps two windows, not one: a take whose time is
+ * behind the last one logged (another instance's clock, a call that waited for the lock) still sees every
+ * start of the window before its own time. One batch per grant keeps the log as long as the grants of two
+ * windows, not N. Both stores run this; the Redis limiter (webhooks/redis-start-limiter.ts) mirrors it in Lua.
  */
 export const RATE_LIMIT_WINDOW_MS = 1000;
+/** What the window counted adds to the second, for the spread of the requests' delays on their way. */
+const START_GUARD_MS = 100;
+export const COUNTED_WINDOW_MS = RATE_LIMIT_WINDOW_MS + START_GUARD_MS;
+/** How late after its grant's time an attempt may still begin: the sender's half of the guard. */
+export const LATEST_START_MS = START_GUARD_MS / 2;
 export const RATE_LIMIT_MIN = 1;
 export const RATE_LIMIT_MAX = 10_000;
 /** How long a start stays in the log: two windows, for takes whose time is behind the newest start's. */
-export const KEPT_MS = 2 * RATE_LIMIT_WINDOW_MS;
+export const KEPT_MS = 2 * COUNTED_WINDOW_MS;
 
 /** The starts of the last window: [time in ms, how many started then], oldest first. */
 export type StartLog = ReadonlyArray<readonly [number, number]>;
@@ -35,7 +45,7 @@ export function takeStarts(
   now: number,
 ): { readonly log: StartLog; readonly grant: StartGrant } {
   const kept = log.filter(([at]) => at > now - KEPT_MS);
-  const counted = kept.filter(([at]) => at > now - RATE_LIMIT_WINDOW_MS);
+  const counted = kept.filter(([at]) => at > now - COUNTED_WINDOW_MS);
   const used = counted.reduce((sum, [, count]) => sum + count, 0);
   const granted = Math.max(0, Math.min(wanted, limit - used));
   const entry: StartLog = granted > 0 ? [[now, granted]] : [];
@@ -57,9 +67,9 @@ function freeAt(log: StartLog, limit: number, nth: number, now: number): number 
   let left = mustLeave - rounds * total;
   for (const [at, count] of sorted) {
     left -= count;
-    if (left <= 0) return at + (rounds + 1) * RATE_LIMIT_WINDOW_MS;
+    if (left <= 0) return at + (rounds + 1) * COUNTED_WINDOW_MS;
   }
-  return now + RATE_LIMIT_WINDOW_MS;
+  return now + COUNTED_WINDOW_MS;
 }
 
 /** A log as a column keeps it (JSON); an unreadable one is empty, which can only let a few more start. */

@@ -51,7 +51,8 @@ const ordering = (more = '') =>
 /** An endpoint's rate limit (src/domain/start-window.ts): shown, set on create, changed and cleared alike. */
 const RateLimit = Type.Union([Type.Integer({ minimum: RATE_LIMIT_MIN, maximum: RATE_LIMIT_MAX }), Type.Null()], {
   description:
-    `At most this many attempts started in any one second (${RATE_LIMIT_MIN}–${RATE_LIMIT_MAX.toLocaleString('en')}), ` +
+    `At most this many attempts reach the receiver in any one second (${RATE_LIMIT_MIN}–${RATE_LIMIT_MAX.toLocaleString('en')}; ` +
+    'the service starts at most this many in any 1.1 s, the tenth a margin for their delays on the way), ' +
     'across every instance; deliveries past it wait as `pending` (no attempt is counted or failed for it), ' +
     'and other endpoints never wait for it. `null`: no limit (the default).',
 });

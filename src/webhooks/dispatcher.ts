@@ -6,7 +6,7 @@ import { runAttempt } from './delivery-attempt.js';
 import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import { EndpointAgents } from './endpoint-agents.js';
-import { EndpointSlots } from './endpoint-slots.js';
+import { EndpointSlots, type RequestEnd } from './endpoint-slots.js';
 import { SecretsRead } from './secrets-read.js';
 import { StartGate } from './start-gate.js';
 
@@ -284,21 +284,22 @@ export class Dispatcher {
 
   /**
    * Begins what a limited endpoint's limit lets through, logged as started at the limit's time, which
-   * counted it; the rest the gate held back. One let through with no room left (its endpoint became
+   * counted it; the rest the gate holds back. One let through with no room left (its endpoint became
    * limited after more was claimed ahead for it) is given back: its start was counted, never made, which
    * only slows the endpoint.
    */
   async #passLimited(limited: DueDelivery[], probing: boolean): Promise<void> {
-    const passed = await this.#gate.pass(limited);
-    // Stopping meanwhile: left to their lease, as what a claim takes during a stop is.
-    if (this.#stopping) return;
-    const unused: DueDelivery[] = [];
-    for (const { delivery, startedAt } of passed) {
-      if (probing || (this.#slots.open(delivery.endpoint.id) > 0 && this.#busy < IN_FLIGHT))
-        this.#begin(delivery, probing, startedAt);
-      else unused.push(delivery);
-    }
-    this.#giveBack(unused);
+    await this.#gate.pass(limited, (passed) => {
+      // Stopping meanwhile: left to their lease, as what a claim takes during a stop is.
+      if (this.#stopping) return;
+      const unused: DueDelivery[] = [];
+      for (const { delivery, startedAt } of passed) {
+        if (probing || (this.#slots.open(delivery.endpoint.id) > 0 && this.#busy < IN_FLIGHT))
+          this.#begin(delivery, probing, startedAt);
+        else unused.push(delivery);
+      }
+      this.#giveBack(unused);
+    });
   }
 
   /**
@@ -365,10 +366,10 @@ export class Dispatcher {
     slow.unref();
     let released = false;
     // The endpoint's slot is free once its request is over; recording the attempt does not hold it.
-    const release = (delivered: boolean) => {
+    const release = (end: RequestEnd) => {
       if (released) return;
       released = true;
-      this.#slots.end(endpoint, delivered, Date.now());
+      this.#slots.end(endpoint, end, Date.now());
       this.#roomFor(endpoint);
     };
     const attempt = runAttempt(delivery, release, {
@@ -382,7 +383,7 @@ export class Dispatcher {
       .finally(() => {
         this.#attempts.delete(attempt);
         clearTimeout(slow);
-        release(false);
+        release('failed');
         // Recorded: the next event of its subject may go now (ordering per subject), so a slow attempt,
         // which no longer counts as busy, wakes the dispatcher too.
         if (busy) idle();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import { KEPT_MS, RATE_LIMIT_WINDOW_MS, type StartGrant, takeStarts } from '../domain/start-window.js';
+import { COUNTED_WINDOW_MS, KEPT_MS, type StartGrant, takeStarts } from '../domain/start-window.js';
 import type { RedisStartLimits, StartLimiter } from './start-limiter.js';
 
 /**
@@ -72,17 +72,18 @@ export class RedisStartLimiter implements StartLimiter {
   }
 
   async take(endpointId: number, limit: number, wanted: number): Promise<StartGrant> {
-    const now = Date.now();
     const member = `${this.#instance}:${++this.#grants}`;
     const redis = this.#connection();
     // The first take waits for the connection, a bounded time: past it, the gate holds the deliveries back.
     if (redis.status !== 'ready') await once(redis, 'ready', { signal: AbortSignal.timeout(COMMAND_TIMEOUT_MS) });
+    // The time is read once connected: a start is counted from it, and the request must follow it closely.
+    const now = Date.now();
     const [granted, entries] = await (redis as unknown as TakeCommand).petstoreTakeStarts(
       (this.#options.keyPrefix ?? 'petstore:starts:') + endpointId,
       limit,
       wanted,
       now,
-      RATE_LIMIT_WINDOW_MS,
+      COUNTED_WINDOW_MS,
       KEPT_MS,
       member,
     );
@@ -92,7 +93,7 @@ export class RedisStartLimiter implements StartLimiter {
     }
     // The same log and time give the same count; the script's is the one recorded, so it is the one answered.
     const { retryAt } = takeStarts(log, limit, wanted, now).grant;
-    const refused = Array.from({ length: wanted - granted }, (_, i) => retryAt[i] ?? now + RATE_LIMIT_WINDOW_MS);
+    const refused = Array.from({ length: wanted - granted }, (_, i) => retryAt[i] ?? now + COUNTED_WINDOW_MS);
     return { granted, at: now, retryAt: refused };
   }
 

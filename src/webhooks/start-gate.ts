@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { RATE_LIMIT_WINDOW_MS, type StartGrant } from '../domain/start-window.js';
+import { COUNTED_WINDOW_MS, type StartGrant } from '../domain/start-window.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DueDelivery, HeldBackDelivery } from '../store/records.js';
 import type { EndpointStartStore } from '../store/store.js';
@@ -50,34 +50,41 @@ export class StartGate {
   }
 
   /**
-   * Of deliveries claimed for limited endpoints (in the claim's order, oldest due first), those that may start
-   * now; the others are held back, each due when the limit should have a start free for it.
+   * Of deliveries claimed for limited endpoints (in the claim's order, oldest due first), hands `begin` those
+   * that may start now, each endpoint's as soon as its own limit answers (a start is counted from the time of
+   * its grant: waiting for another endpoint's answer would make it late); then holds back the rest, each due
+   * when the limit should have a start free for it.
    */
-  async pass(limited: readonly DueDelivery[]): Promise<PassedDelivery[]> {
+  async pass(limited: readonly DueDelivery[], begin: (passed: PassedDelivery[]) => void): Promise<void> {
     const byEndpoint = new Map<number, DueDelivery[]>();
     for (const delivery of limited) {
       const group = byEndpoint.get(delivery.endpoint.id);
       if (group === undefined) byEndpoint.set(delivery.endpoint.id, [delivery]);
       else group.push(delivery);
     }
-    const answers = await Promise.all([...byEndpoint.values()].map((group) => this.#passEndpoint(group)));
-    const held = answers.flatMap(({ held }) => held);
-    if (held.length > 0) {
-      this.#options.metrics.webhookDeliveriesRateLimited.inc(held.length);
-      await this.#options.starts.holdBack(held).catch((error: unknown) => {
-        this.#options.log.warn(
-          { err: error },
-          'holding back rate-limited deliveries failed; they wait for their lease',
-        );
-      });
-    }
-    return answers.flatMap(({ passed }) => passed);
+    const held = await Promise.all(
+      [...byEndpoint.values()].map(async (group) => {
+        const answer = await this.#passEndpoint(group);
+        begin(answer.passed);
+        return answer.held;
+      }),
+    );
+    await this.#holdBack(held.flat());
   }
 
   /** Stops the timers of endpoints held back. */
   stop(): void {
     for (const { timer } of this.#blocked.values()) clearTimeout(timer);
     this.#blocked.clear();
+  }
+
+  /** Gives what the limits refused back to the store, unattempted; should that fail, it waits for its lease. */
+  async #holdBack(held: readonly HeldBackDelivery[]): Promise<void> {
+    if (held.length === 0) return;
+    this.#options.metrics.webhookDeliveriesRateLimited.inc(held.length);
+    await this.#options.starts.holdBack(held).catch((error: unknown) => {
+      this.#options.log.warn({ err: error }, 'holding back rate-limited deliveries failed; they wait for their lease');
+    });
   }
 
   async #passEndpoint(deliveries: DueDelivery[]) {
@@ -87,7 +94,7 @@ export class StartGate {
     const passed = deliveries.slice(0, grant.granted).map((delivery) => ({ delivery, startedAt }));
     const held: HeldBackDelivery[] = deliveries
       .slice(grant.granted)
-      .map((delivery, i) => ({ delivery, until: new Date(grant.retryAt[i] ?? grant.at + RATE_LIMIT_WINDOW_MS) }));
+      .map((delivery, i) => ({ delivery, until: new Date(grant.retryAt[i] ?? grant.at + COUNTED_WINDOW_MS) }));
     if (held.length > 0) this.#block(id, Math.min(...held.map(({ until }) => until.getTime())));
     return { passed, held };
   }
@@ -102,7 +109,7 @@ export class StartGate {
       if (!this.#failing)
         this.#options.log.warn({ err: error }, 'rate limits of webhook endpoints failed; limited deliveries wait');
       this.#failing = true;
-      const retry = Date.now() + RATE_LIMIT_WINDOW_MS;
+      const retry = Date.now() + COUNTED_WINDOW_MS;
       return { granted: 0, at: Date.now(), retryAt: Array.from({ length: wanted }, () => retry) };
     }
   }

@@ -3,7 +3,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
-import { RATE_LIMIT_WINDOW_MS } from '../../src/domain/start-window.js';
+import { COUNTED_WINDOW_MS } from '../../src/domain/start-window.js';
 import type { Store } from '../../src/store/store.js';
 import { claimQuery } from '../helpers/claims.js';
 import { addEndpoint } from '../helpers/endpoint-records.js';
@@ -35,13 +35,13 @@ eachBackend((backend) => {
       const first = await store.endpointStarts.take(id, 3, 7);
       assert.equal(first.granted, 3);
       assert.ok(first.at >= before && first.at <= Date.now(), 'logged at the time it was taken');
-      const [one, two] = [first.at + RATE_LIMIT_WINDOW_MS, first.at + 2 * RATE_LIMIT_WINDOW_MS];
+      const [one, two] = [first.at + COUNTED_WINDOW_MS, first.at + 2 * COUNTED_WINDOW_MS];
       assert.deepEqual(first.retryAt, [one, one, one, two], 'three free a window later, the fourth two');
       const again = await store.endpointStarts.take(id, 3, 1);
       assert.equal(again.granted, 0, 'the window is full');
-      assert.deepEqual(again.retryAt, [first.at + RATE_LIMIT_WINDOW_MS]);
+      assert.deepEqual(again.retryAt, [first.at + COUNTED_WINDOW_MS]);
       assert.equal((await store.endpointStarts.take(other.id, 2, 2)).granted, 2, 'each endpoint has its own');
-      await sleep(Math.max(0, first.at + RATE_LIMIT_WINDOW_MS + 20 - Date.now()));
+      await sleep(Math.max(0, first.at + COUNTED_WINDOW_MS + 20 - Date.now()));
       assert.equal((await store.endpointStarts.take(id, 3, 5)).granted, 3, 'a window later, the limit again');
     });
 
@@ -54,7 +54,7 @@ eachBackend((backend) => {
         5,
       );
       const logged = grants.filter((grant) => grant.granted > 0).map((grant) => grant.at);
-      assert.ok(Math.max(...logged) - Math.min(...logged) < RATE_LIMIT_WINDOW_MS, 'all of them in one window');
+      assert.ok(Math.max(...logged) - Math.min(...logged) < COUNTED_WINDOW_MS, 'all of them in one window');
     });
 
     test('holdBack: a claimed delivery is due again at its time, unattempted, its claim ended', async (t) => {

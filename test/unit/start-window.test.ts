@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RATE_LIMIT_WINDOW_MS, type StartLog, takeStarts } from '../../src/domain/start-window.js';
+import { COUNTED_WINDOW_MS, type StartLog, takeStarts } from '../../src/domain/start-window.js';
 
 /** A repeatable sequence in [0, 1). */
 function random(seed: number): () => number {
@@ -11,7 +11,7 @@ function random(seed: number): () => number {
   };
 }
 
-test('takeStarts: no sliding second holds more than the limit, however takes of many sizes come', () => {
+test('takeStarts: no sliding window of 1.1 s holds more than the limit, however takes of many sizes come', () => {
   for (const limit of [1, 5, 37]) {
     const next = random(limit);
     let log: StartLog = [];
@@ -29,34 +29,35 @@ test('takeStarts: no sliding second holds more than the limit, however takes of 
     starts.sort((a, b) => a - b);
     let end = 0;
     for (let first = 0; first < starts.length; first++) {
-      while (end < starts.length && (starts[end] as number) < (starts[first] as number) + RATE_LIMIT_WINDOW_MS) end++;
-      assert.ok(end - first <= limit, `limit ${limit}: ${end - first} in the second from ${starts[first]}`);
+      while (end < starts.length && (starts[end] as number) < (starts[first] as number) + COUNTED_WINDOW_MS) end++;
+      assert.ok(end - first <= limit, `limit ${limit}: ${end - first} in the window from ${starts[first]}`);
     }
-    // And it lets through what it may: about the limit a second over the run.
-    const seconds = (now - 1_000_000) / RATE_LIMIT_WINDOW_MS;
-    assert.ok(starts.length >= 0.8 * limit * seconds, `limit ${limit}: ${starts.length} in ${seconds} s`);
+    // And it lets through what it may: about the limit a window over the run.
+    const windows = (now - 1_000_000) / COUNTED_WINDOW_MS;
+    assert.ok(starts.length >= 0.8 * limit * windows, `limit ${limit}: ${starts.length} in ${windows} windows`);
   }
 });
 
 test('takeStarts: a refused start is told when the log will let it start, and a take then is granted', () => {
   const first = takeStarts([], 4, 6, 10_000);
+  const free = 10_000 + COUNTED_WINDOW_MS;
   assert.deepEqual([first.grant.granted, first.grant.at], [4, 10_000]);
-  assert.deepEqual(first.grant.retryAt, [11_000, 11_000]);
-  const meanwhile = takeStarts(first.log, 4, 2, 10_999);
+  assert.deepEqual(first.grant.retryAt, [free, free]);
+  const meanwhile = takeStarts(first.log, 4, 2, free - 1);
   assert.equal(meanwhile.grant.granted, 0);
   const then = takeStarts(first.log, 4, 2, first.grant.retryAt[0] as number);
   assert.equal(then.grant.granted, 2);
   assert.deepEqual(then.log, [
     [10_000, 4],
-    [11_000, 2],
+    [free, 2],
   ]);
   // Two windows on, the first grant is dropped: a take behind the newest no longer needs it.
-  assert.deepEqual(takeStarts(then.log, 4, 0, 12_000).log, [[11_000, 2]]);
+  assert.deepEqual(takeStarts(then.log, 4, 0, 10_000 + 2 * COUNTED_WINDOW_MS).log, [[free, 2]]);
 });
 
 test('takeStarts: a lowered limit holds the starts already logged against the new one', () => {
   const logged = takeStarts([], 10, 10, 0).log;
   const lowered = takeStarts(logged, 3, 2, 500);
   assert.equal(lowered.grant.granted, 0);
-  assert.ok((lowered.grant.retryAt[0] as number) >= RATE_LIMIT_WINDOW_MS);
+  assert.ok((lowered.grant.retryAt[0] as number) >= COUNTED_WINDOW_MS);
 });
