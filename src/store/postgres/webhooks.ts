@@ -36,6 +36,22 @@ type Row = WebhookEndpointRow<Date>;
 
 const fromRow = (row: Row) => endpointFromRow(row, asDate);
 
+/** The update's positional parameters: changeValues' by name, in this order, then the endpoint's id. */
+const CHANGE_ORDER = [
+  'url',
+  'events',
+  'enabled',
+  'setDescription',
+  'description',
+  'ordering',
+  'secret',
+  'publicKey',
+  'expiresAt',
+  'setRateLimit',
+  'rateLimit',
+] as const satisfies readonly (keyof ReturnType<typeof changeValues>)[];
+const changeParam = (name: (typeof CHANGE_ORDER)[number]) => `$${CHANGE_ORDER.indexOf(name) + 1}`;
+
 const QUERIES = {
   // As pets' inserts: the lock, held to commit, makes endpoints visible in id order, so pages skip none.
   // The fan-out position's default starts it at what is recorded from now on (migration 5).
@@ -48,13 +64,19 @@ const QUERIES = {
     WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = $1::text) < $8::bigint
     RETURNING ${ENDPOINT_COLUMNS}`,
   ownerPage: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = $1 AND id > $2 ORDER BY id LIMIT $3`,
-  update: `UPDATE webhook_endpoints SET url = coalesce($1::text, url), events = coalesce($2::text, events),
-    enabled = coalesce($3::boolean, enabled), description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
-    ordering = coalesce($6::text, ordering),
-    rate_limit = CASE WHEN $10::boolean THEN $11::integer ELSE rate_limit END,
-    ${rotationSet({ when: otherKind('$7::text', '$8::text'), secret: '$7::text', publicKey: '$8::text', expiresAt: '$9::timestamptz' })},
-    ${enabledChange({ on: '$3::boolean', off: 'NOT $3::boolean', was: 'enabled' }, 'now()')}
-    WHERE id = $12 RETURNING ${ENDPOINT_COLUMNS}`,
+  update: `UPDATE webhook_endpoints SET url = coalesce(${changeParam('url')}::text, url),
+    events = coalesce(${changeParam('events')}::text, events), enabled = coalesce(${changeParam('enabled')}::boolean, enabled),
+    description = CASE WHEN ${changeParam('setDescription')}::boolean THEN ${changeParam('description')}::text ELSE description END,
+    ordering = coalesce(${changeParam('ordering')}::text, ordering),
+    rate_limit = CASE WHEN ${changeParam('setRateLimit')}::boolean THEN ${changeParam('rateLimit')}::integer ELSE rate_limit END,
+    ${rotationSet({
+      when: otherKind(`${changeParam('secret')}::text`, `${changeParam('publicKey')}::text`),
+      secret: `${changeParam('secret')}::text`,
+      publicKey: `${changeParam('publicKey')}::text`,
+      expiresAt: `${changeParam('expiresAt')}::timestamptz`,
+    })},
+    ${enabledChange({ on: `${changeParam('enabled')}::boolean`, off: `NOT ${changeParam('enabled')}::boolean`, was: 'enabled' }, 'now()')}
+    WHERE id = $${CHANGE_ORDER.length + 1} RETURNING ${ENDPOINT_COLUMNS}`,
   // Before an update enables a disabled endpoint (locked by the settle): what waited for it is due at once.
   resume: `UPDATE webhook_deliveries SET next_attempt_at = least(next_attempt_at, now())
     WHERE status = 'pending' AND endpoint_id = (SELECT id FROM webhook_endpoints WHERE id = $1 AND NOT enabled)`,
@@ -134,7 +156,8 @@ export class PostgresWebhookStore implements WebhookStore {
     change: WebhookEndpointChange,
     audit: AuditContext,
   ): Promise<WebhookEndpointRecord | undefined> {
-    const values = [...changeValues(change), id];
+    const named = changeValues(change);
+    const values = [...CHANGE_ORDER.map((name) => named[name]), id];
     const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
     if (subscriptionChanges) await this.#fanOut.waitForOlder();
     const row = await this.#change(id, async (client, before) => {

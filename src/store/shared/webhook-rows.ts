@@ -68,25 +68,25 @@ export function webhookQueries(param: Param) {
 export const eventsColumn = (events: readonly EventType[]) => events.join(',');
 
 /**
- * The parameters of both backends' one update statement: url, events, enabled (null keeps the column), then
- * whether to set description and its value (a flag of its own, since null clears it), then ordering (null keeps
- * it), then a change of signature's secret, public key and overlap (a null secret keeps them: rotationSet),
- * then whether to set the rate limit and its value (null clears it).
+ * The parameters of both backends' one update statement, by name: url, events, enabled and ordering (null
+ * keeps the column); whether to set description and its value (a flag of its own, since null clears it); a
+ * change of signature's secret, public key and overlap (a null secret keeps them: rotationSet); whether to
+ * set the rate limit and its value (null clears it).
  */
 export function changeValues(change: WebhookEndpointChange) {
-  return [
-    change.url ?? null,
-    change.events === undefined ? null : eventsColumn(change.events),
-    change.enabled ?? null,
-    change.description !== undefined,
-    change.description ?? null,
-    change.ordering ?? null,
-    change.signingKey?.secret ?? null,
-    change.signingKey?.publicKey ?? null,
-    change.signingKey?.previousExpiresAt ?? null,
-    change.rateLimit !== undefined,
-    change.rateLimit ?? null,
-  ] as const;
+  return {
+    url: change.url ?? null,
+    events: change.events === undefined ? null : eventsColumn(change.events),
+    enabled: change.enabled ?? null,
+    setDescription: change.description !== undefined,
+    description: change.description ?? null,
+    ordering: change.ordering ?? null,
+    secret: change.signingKey?.secret ?? null,
+    publicKey: change.signingKey?.publicKey ?? null,
+    expiresAt: change.signingKey?.previousExpiresAt ?? null,
+    setRateLimit: change.rateLimit !== undefined,
+    rateLimit: change.rateLimit ?? null,
+  };
 }
 
 /** A rotation's parameters in a backend's syntax, and the condition it is made under. */

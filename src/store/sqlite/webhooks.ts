@@ -140,19 +140,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   update(id: number, change: WebhookEndpointChange, audit: AuditContext): Promise<WebhookEndpointRecord | undefined> {
-    const [
-      url,
-      events,
-      enabled,
-      setDescription,
-      description,
-      ordering,
-      secret,
-      publicKey,
-      expiresAt,
-      setRateLimit,
-      rateLimit,
-    ] = changeValues(change).map(bindable);
+    const changed = Object.entries(changeValues(change)).map(([name, value]) => [name, bindable(value)]);
     const subscriptionChanges = change.events !== undefined || change.enabled !== undefined;
     return this.#writes.run(() => {
       const before = this.#get.get(id);
@@ -160,21 +148,7 @@ export class SqliteWebhookStore implements WebhookStore {
       const now = Date.now();
       if (subscriptionChanges) this.#fanOut.settle(id);
       if (change.enabled === true) this.#resume.run({ id, now });
-      const signing = { secret, publicKey, expiresAt };
-      const values = {
-        url,
-        events,
-        enabled,
-        setDescription,
-        description,
-        ordering,
-        ...signing,
-        setRateLimit,
-        rateLimit,
-        now,
-        id,
-      };
-      const after = this.#update.get(values as Record<string, SqlValue>) as Row;
+      const after = this.#update.get({ ...Object.fromEntries(changed), now, id }) as Row;
       const entry = endpointChanged(before, after, fromMilliseconds, audit);
       if (entry !== undefined) this.#audit.write(entry);
       return fromRow(after);
