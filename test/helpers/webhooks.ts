@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createPublicKey, verify } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import type { Received } from '../../dev/webhook-receiver.js';
@@ -51,6 +52,20 @@ export function hmacVerifies(secret: string, request: Received | undefined): boo
   } catch {
     return false;
   }
+}
+
+/** The `v1a` signatures of a request that verify with `publicKey` (whpk_ + base64 of the raw 32 bytes). */
+export function verifiedBy(publicKey: string, request: Received | undefined): number {
+  assert.ok(request, 'the request arrived');
+  const x = Buffer.from(publicKey.slice('whpk_'.length), 'base64').toString('base64url');
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+  const signed = Buffer.from(
+    `${request.headers['webhook-id']}.${request.headers['webhook-timestamp']}.${request.body}`,
+  );
+  return (request.headers['webhook-signature'] ?? '')
+    .split(' ')
+    .filter((versioned) => versioned.startsWith('v1a,'))
+    .filter((versioned) => verify(null, signed, key, Buffer.from(versioned.slice('v1a,'.length), 'base64'))).length;
 }
 
 /** A metric series summed over instances' /metrics (0 where an instance has none yet). */

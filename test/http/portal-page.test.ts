@@ -28,7 +28,7 @@ import {
 } from '../helpers/portal-browser.js';
 import { BACKENDS } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
-import { deliveryLog } from '../helpers/webhooks.js';
+import { deliveryLog, hmacVerifies, verifiedBy } from '../helpers/webhooks.js';
 
 /**
  * The webhook portal's page in a real browser (Debian's Chromium through playwright-core), against the service
@@ -476,6 +476,63 @@ eachBackend((backend) => {
       ]);
       assert.match((await signature.textContent()) ?? '', /Previous public key: .+It also signs every delivery until /);
       assert.equal(await page.locator('#endpoint-secret').textContent(), '', 'no secret panel');
+      assert.deepEqual(problems, []);
+    });
+
+    test('an endpoint added with Ed25519 from the form verifies by its key; moved to HMAC, by the secret shown once', async (t) => {
+      const h = await startHarness(t, backend, OPTIONS);
+      const receiver = await startReceiver(t);
+      const { page, problems } = await openPortal(t, h);
+      const create = page.locator('#create-form');
+      await create.getByLabel('URL the events are sent to').fill(`${receiver.url}/signed`);
+      const createSignature = create.getByRole('combobox', { name: 'Signatures' });
+      assert.equal(await createSignature.inputValue(), 'hmac', 'HMAC unless the reader chooses otherwise');
+      await createSignature.selectOption({ label: 'Ed25519 with a public key (v1a)' });
+      await create.getByRole('button', { name: 'Add endpoint' }).click();
+      await statusSays(page, /is added; Manage it to see the public key/);
+      assert.equal(await page.locator('#create-secret').textContent(), '', 'no secret to show');
+      const [endpoint] = await endpointsOf(h);
+      assert.equal(endpoint.signature, 'ed25519');
+
+      await page.getByRole('button', { name: `Manage the endpoint ${endpoint.url}` }).click();
+      const signature = page.locator('#endpoint-signature');
+      assert.deepEqual(await signature.locator('.public-key').allTextContents(), [endpoint.publicKey]);
+      await page.getByRole('button', { name: 'Send a test event' }).click();
+      await receiver.until((got) => got.length === 1, 5000);
+      assert.equal(verifiedBy(endpoint.publicKey, receiver.received[0]), 1, 'signed by its key');
+
+      // Back to HMAC: only the signature is sent; the new secret is shown once, and the key signs beside it.
+      const edit = page.locator('#edit-form');
+      const editSignature = edit.getByRole('combobox', { name: 'Signatures' });
+      assert.equal(await editSignature.inputValue(), 'ed25519');
+      await editSignature.selectOption({ label: 'HMAC with a shared secret (v1)' });
+      const saved = page.waitForRequest((request) => request.method() === 'PATCH');
+      await edit.getByRole('button', { name: 'Save changes' }).click();
+      assert.equal((await saved).postData(), JSON.stringify({ signature: 'hmac' }));
+      const panel = page.locator('#endpoint-secret');
+      const secret = await panel.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+      assert.match(secret, /^whsec_/);
+      assert.match(
+        (await panel.textContent()) ?? '',
+        /The Ed25519 key also signs every delivery until .+; then only this one does\./,
+      );
+      receiver.reset();
+      await page.getByRole('button', { name: 'Send a test event' }).click();
+      await receiver.until((got) => got.length === 1, 5000);
+      assert.ok(hmacVerifies(secret, receiver.received[0]), 'the secret shown verifies it');
+      assert.equal(verifiedBy(endpoint.publicKey, receiver.received[0]), 1, 'and the key still does');
+      await panel.getByRole('button', { name: 'I have saved it' }).click();
+      assert.ok(!(await page.content()).includes(secret), 'the secret has left the page');
+      assert.equal((await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json.signature, 'hmac');
+
+      // And to Ed25519 again: a new key, shown on the page, no secret.
+      await editSignature.selectOption({ label: 'Ed25519 with a public key (v1a)' });
+      await edit.getByRole('button', { name: 'Save changes' }).click();
+      await statusSays(page, /^Saved: its deliveries are signed with Ed25519/);
+      const moved = (await h.call('GET', `/v1/webhooks/${endpoint.id}`)).json;
+      assert.notEqual(moved.publicKey, endpoint.publicKey);
+      assert.equal((await signature.locator('.public-key').allTextContents())[0], moved.publicKey);
+      assert.equal(await panel.textContent(), '');
       assert.deepEqual(problems, []);
     });
 

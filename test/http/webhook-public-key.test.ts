@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { createPrivateKey, createPublicKey, verify } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import type { Received } from '../../dev/webhook-receiver.js';
 import { loggerOptions } from '../../src/process/log-stream.js';
 import { type CallResult, eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
-import { createEndpoint, hmacVerifies, startWebhookHarness } from '../helpers/webhooks.js';
+import { createEndpoint, hmacVerifies, startWebhookHarness, verifiedBy } from '../helpers/webhooks.js';
 
 /**
  * Public-key signatures (docs/decisions/public-key-signatures.md), black-box: endpoints signed with Ed25519 over
@@ -16,20 +16,6 @@ import { createEndpoint, hmacVerifies, startWebhookHarness } from '../helpers/we
 
 const DAY_MS = 86_400_000;
 const PUBLIC_KEY = /^whpk_[A-Za-z0-9+/]{43}=$/;
-
-/** The `v1a` signatures of a request that verify with `publicKey` (whpk_ + base64 of the raw 32 bytes). */
-function verifiedBy(publicKey: string, request: Received | undefined): number {
-  assert.ok(request, 'the request arrived');
-  const x = Buffer.from(publicKey.slice('whpk_'.length), 'base64').toString('base64url');
-  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
-  const signed = Buffer.from(
-    `${request.headers['webhook-id']}.${request.headers['webhook-timestamp']}.${request.body}`,
-  );
-  return (request.headers['webhook-signature'] ?? '')
-    .split(' ')
-    .filter((versioned) => versioned.startsWith('v1a,'))
-    .filter((versioned) => verify(null, signed, key, Buffer.from(versioned.slice('v1a,'.length), 'base64'))).length;
-}
 
 const versions = (request: Received | undefined) =>
   request?.headers['webhook-signature']?.split(' ').map((versioned) => versioned.split(',')[0]);

@@ -7,7 +7,7 @@ type DisabledReason = 'failing' | 'gone' | 'manual';
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 type DeliveryTrigger = 'event' | 'resend' | 'recover' | 'test';
 export type DeliveryOrdering = 'subject' | 'none';
-type WebhookSignature = 'hmac' | 'ed25519';
+export type WebhookSignature = 'hmac' | 'ed25519';
 
 /** How an endpoint's deliveries are signed, and the public keys that verify an Ed25519 one's. */
 export interface SignatureKeys {
@@ -38,7 +38,7 @@ export interface Endpoint extends SignatureKeys {
   readonly pausedUntil: string | null;
 }
 
-/** `secret` is absent for an Ed25519 endpoint: it has none to share. */
+/** `secret` is absent for an Ed25519 endpoint, and from a change that made no new HMAC secret. */
 export interface CreatedEndpoint extends Endpoint {
   readonly secret?: string;
 }
@@ -49,6 +49,7 @@ export interface NewEndpoint {
   readonly description?: string;
   readonly ordering: DeliveryOrdering;
   readonly rateLimit?: number;
+  readonly signature: WebhookSignature;
 }
 
 /** The fields sent are changed; `description: null` and `rateLimit: null` clear them. */
@@ -59,6 +60,8 @@ export interface EndpointChange {
   readonly description?: string | null;
   readonly ordering?: DeliveryOrdering;
   readonly rateLimit?: number | null;
+  /** A change of kind makes a new key; back to HMAC, the answer has the new secret, that once. */
+  readonly signature?: WebhookSignature;
 }
 
 export interface DeliveryAttempt {

@@ -110,7 +110,7 @@ export const getEndpoint = (id: number) => json<Endpoint>('GET', `${ENDPOINTS}/$
 export const createEndpoint = (endpoint: NewEndpoint) => json<CreatedEndpoint>('POST', ENDPOINTS, endpoint);
 
 export const changeEndpoint = (id: number, change: EndpointChange) =>
-  json<Endpoint>('PATCH', `${ENDPOINTS}/${id}`, change);
+  json<CreatedEndpoint>('PATCH', `${ENDPOINTS}/${id}`, change);
 
 export async function deleteEndpoint(id: number): Promise<void> {
   await call('DELETE', `${ENDPOINTS}/${id}`);

@@ -2,7 +2,7 @@ import type { DeliveryOrdering } from './api-types.js';
 
 /**
  * An endpoint's delivery orders: those of src/domain/delivery-ordering.ts, repeated because the page is
- * compiled apart from the service and imports nothing of it. test/unit/portal-orderings.test.ts holds the two
+ * compiled apart from the service and imports nothing of it. test/unit/portal-choices.test.ts holds the two
  * together. The default first, so a form reset shows it.
  */
 export const DELIVERY_ORDERINGS = ['subject', 'none'] as const satisfies readonly DeliveryOrdering[];

@@ -1,14 +1,16 @@
 import { changeEndpoint, deleteEndpoint, getEndpoint, recover, rotateSecret, testSend } from './api.js';
 import type { Endpoint, EndpointChange } from './api-types.js';
+import { addChoices, chosen } from './choice-field.js';
 import { confirmAction } from './confirm-dialog.js';
 import { refreshSoon, showDeliveries, stopDeliveries } from './deliveries-view.js';
 import { byId, timeElement } from './dom.js';
 import { endpointOrdering, endpointRateLimit, endpointState } from './endpoint-summary.js';
 import { addEventCheckboxes, checkEvents, checkedEvents } from './events-field.js';
 import { act, announce } from './notices.js';
-import { addOrderingOptions, chosenOrdering } from './ordering-field.js';
+import { ORDERINGS } from './ordering-field.js';
 import { chosenRateLimit } from './rate-limit-field.js';
 import { showSecret } from './secret-panel.js';
+import { SIGNATURES } from './signature-field.js';
 import { signatureLines } from './signature-keys.js';
 
 /** One endpoint: its state, its actions (enable, test, rotate, delete), its change form, recovery and log. */
@@ -32,13 +34,16 @@ const editEvents = byId('edit-events', HTMLFieldSetElement);
 const editOrdering = byId('edit-ordering', HTMLSelectElement);
 const editOrderingHint = byId('edit-ordering-hint', HTMLParagraphElement);
 const editRateLimit = byId('edit-rate-limit', HTMLInputElement);
+const editSignature = byId('edit-signature', HTMLSelectElement);
+const editSignatureHint = byId('edit-signature-hint', HTMLParagraphElement);
 const save = byId('edit-save', HTMLButtonElement);
 const recoverForm = byId('recover-form', HTMLFormElement);
 const recoverSince = byId('recover-since', HTMLInputElement);
 const recoverSend = byId('recover-send', HTMLButtonElement);
 
 addEventCheckboxes(editEvents);
-addOrderingOptions(editOrdering, editOrderingHint);
+addChoices(editOrdering, editOrderingHint, ORDERINGS);
+addChoices(editSignature, editSignatureHint, SIGNATURES);
 
 interface Listener {
   /** The endpoint was changed or deleted: the list is out of date. */
@@ -63,6 +68,7 @@ function render(endpoint: Endpoint): void {
   checkEvents(editEvents, endpoint.events);
   editOrdering.value = endpoint.ordering;
   editRateLimit.value = endpoint.rateLimit === null ? '' : String(endpoint.rateLimit);
+  editSignature.value = endpoint.signature;
 }
 
 /** The fields of the form that differ from the endpoint: only those are sent. */
@@ -70,17 +76,25 @@ function changes(endpoint: Endpoint): EndpointChange {
   const url = editUrl.value.trim();
   const description = editDescription.value.trim();
   const events = checkedEvents(editEvents);
-  const chosen = chosenOrdering(editOrdering);
+  const order = chosen(editOrdering, ORDERINGS);
   const limit = chosenRateLimit(editRateLimit);
+  const signed = chosen(editSignature, SIGNATURES);
   const sameEvents = events.length === endpoint.events.length && events.every((type) => endpoint.events.includes(type));
   return {
     ...(url === endpoint.url ? {} : { url }),
     ...(description === (endpoint.description ?? '') ? {} : { description: description === '' ? null : description }),
     ...(sameEvents ? {} : { events }),
-    ...(chosen === endpoint.ordering ? {} : { ordering: chosen }),
+    ...(order === endpoint.ordering ? {} : { ordering: order }),
     ...(limit === endpoint.rateLimit ? {} : { rateLimit: limit }),
+    ...(signed === endpoint.signature ? {} : { signature: signed }),
   };
 }
+
+/** Until when the key or secret replaced still signs beside the new one, as a panel's note says it. */
+const alsoSigns = (replaced: string, until: string | null): (Node | string)[] =>
+  until === null
+    ? [`${replaced} no longer signs deliveries.`]
+    : [`${replaced} also signs every delivery until `, timeElement(until), '; then only this one does.'];
 
 /** Runs an action on the endpoint shown, if one is. */
 function onCurrent(control: HTMLButtonElement, action: (endpoint: Endpoint) => Promise<void>): void {
@@ -147,11 +161,7 @@ rotate.addEventListener('click', () =>
     showSecret(secretPanel, {
       heading: 'New signing secret',
       secret: rotated.secret,
-      notes: [
-        until === null
-          ? ['The previous secret no longer signs deliveries.']
-          : ['The previous secret also signs every delivery until ', timeElement(until), '; then only this one does.'],
-      ],
+      notes: [alsoSigns('The previous secret', until)],
       returnFocusTo: rotate,
     });
   }),
@@ -179,9 +189,22 @@ editForm.addEventListener('submit', (event) => {
       announce('Nothing to save: the form is as the endpoint is.');
       return;
     }
-    render(await changeEndpoint(endpoint.id, change));
+    // Back to HMAC, the answer has the new secret, that once: shown like a rotation's, and kept nowhere else.
+    const { secret, ...changed } = await changeEndpoint(endpoint.id, change);
+    render(changed);
     listener?.changed();
-    announce('Saved.');
+    if (secret !== undefined) {
+      showSecret(secretPanel, {
+        heading: 'New signing secret',
+        secret,
+        notes: [alsoSigns('The Ed25519 key', changed.previousSecretExpiresAt)],
+        returnFocusTo: save,
+      });
+    } else if (change.signature === 'ed25519') {
+      announce('Saved: its deliveries are signed with Ed25519, verified with the public key shown.');
+    } else {
+      announce('Saved.');
+    }
   });
 });
 

@@ -1,14 +1,16 @@
 import { createEndpoint, getEndpoint, listDeliveries, listEndpoints } from './api.js';
 import type { Endpoint } from './api-types.js';
+import { addChoices, chosen } from './choice-field.js';
 import { button, byId, el, focusChild } from './dom.js';
 import { attemptOutcome, endpointOrdering, endpointRateLimit, endpointState } from './endpoint-summary.js';
 import { openEndpoint } from './endpoint-view.js';
 import { DEFAULT_EVENTS } from './event-types.js';
 import { addEventCheckboxes, checkEvents, checkedEvents } from './events-field.js';
 import { act, announce, report } from './notices.js';
-import { addOrderingOptions, chosenOrdering } from './ordering-field.js';
+import { ORDERINGS } from './ordering-field.js';
 import { chosenRateLimit } from './rate-limit-field.js';
 import { showSecret } from './secret-panel.js';
+import { SIGNATURES } from './signature-field.js';
 
 /** The owner's endpoints, a page at a time, each with its last attempt; and the form that adds one. */
 
@@ -29,11 +31,14 @@ const createEvents = byId('create-events', HTMLFieldSetElement);
 const createOrdering = byId('create-ordering', HTMLSelectElement);
 const createOrderingHint = byId('create-ordering-hint', HTMLParagraphElement);
 const createRateLimit = byId('create-rate-limit', HTMLInputElement);
+const createSignature = byId('create-signature', HTMLSelectElement);
+const createSignatureHint = byId('create-signature-hint', HTMLParagraphElement);
 const createAdd = byId('create-add', HTMLButtonElement);
 
 addEventCheckboxes(createEvents);
 checkEvents(createEvents, DEFAULT_EVENTS);
-addOrderingOptions(createOrdering, createOrderingHint);
+addChoices(createOrdering, createOrderingHint, ORDERINGS);
+addChoices(createSignature, createSignatureHint, SIGNATURES);
 
 let next: string | undefined;
 
@@ -112,21 +117,24 @@ createForm.addEventListener('submit', (event) => {
     const created = await createEndpoint({
       url: createUrl.value.trim(),
       events: checkedEvents(createEvents),
-      ordering: chosenOrdering(createOrdering),
+      ordering: chosen(createOrdering, ORDERINGS),
+      signature: chosen(createSignature, SIGNATURES),
       ...(description === '' ? {} : { description }),
       ...(rateLimit === null ? {} : { rateLimit }),
     });
     createForm.reset();
     checkEvents(createEvents, DEFAULT_EVENTS);
-    // The portal registers HMAC endpoints, whose answer has the secret.
+    // An HMAC endpoint's answer has its secret, that once; an Ed25519 one's public key is on its page.
     if (created.secret !== undefined) {
       showSecret(createSecret, {
         heading: `Signing secret of ${created.url}`,
         secret: created.secret,
         returnFocusTo: createUrl,
       });
+      announce(`The endpoint ${created.url} is added.`);
+    } else {
+      announce(`The endpoint ${created.url} is added; Manage it to see the public key that verifies its deliveries.`);
     }
-    announce(`The endpoint ${created.url} is added.`);
     await showEndpoints();
   });
 });
