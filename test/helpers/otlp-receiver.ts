@@ -19,7 +19,9 @@ export interface OtlpReceiver {
   /** The base URL, for OTEL_EXPORTER_OTLP_ENDPOINT. */
   readonly url: string;
   readonly spans: readonly ReceivedSpan[];
-  /** Requests that were not OTLP/HTTP JSON trace exports. */
+  /** The bodies of OTLP/HTTP protobuf trace exports, as sent: read here only for the bytes they hold. */
+  readonly protobuf: readonly Buffer[];
+  /** Requests that were not OTLP/HTTP trace exports. */
   readonly refused: readonly string[];
 }
 
@@ -42,29 +44,31 @@ const attributesOf = (list: KeyValue[] | undefined) =>
   Object.fromEntries((list ?? []).map(({ key, value }) => [key, plain(value)]));
 
 /**
- * A stub OpenTelemetry collector: the OTLP/HTTP receiver's one route (`POST /v1/traces`, JSON), keeping every
- * span it is sent. Closed after the test.
+ * A stub OpenTelemetry collector: the OTLP/HTTP receiver's one route (`POST /v1/traces`), keeping every span
+ * of a JSON export, and a protobuf export's body as it came. Closed after the test.
  */
 export async function startOtlpReceiver(t: TestContext): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const protobuf: Buffer[] = [];
   const refused: string[] = [];
   const server = http.createServer((request, response) => {
-    let body = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => {
-      body += chunk;
-    });
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      if (
-        request.method !== 'POST' ||
-        request.url !== '/v1/traces' ||
-        request.headers['content-type'] !== 'application/json'
-      ) {
+      const type = request.headers['content-type'];
+      const traces = request.method === 'POST' && request.url === '/v1/traces';
+      if (traces && type === 'application/x-protobuf') {
+        protobuf.push(Buffer.concat(chunks));
+        // An empty ExportTraceServiceResponse: all accepted.
+        response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        return;
+      }
+      if (!traces || type !== 'application/json') {
         refused.push(`${request.method} ${request.url} ${request.headers['content-type']}`);
         response.writeHead(415).end();
         return;
       }
-      const exported = JSON.parse(body) as {
+      const exported = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
         resourceSpans: {
           resource: { attributes: KeyValue[] };
           scopeSpans: {
@@ -97,5 +101,5 @@ export async function startOtlpReceiver(t: TestContext): Promise<OtlpReceiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, refused };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, protobuf, refused };
 }

@@ -256,20 +256,27 @@ test('BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP: none by default; 6h and 7; SQLit
 test('OTEL_*: traces off unless an OTLP endpoint is set; the SDK switches and OTLP/HTTP only', () => {
   const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
   assert.equal(loadConfig({}).tracing, undefined);
-  assert.deepEqual(loadConfig(endpoint).tracing, { serviceName: 'petstore' });
+  assert.deepEqual(loadConfig(endpoint).tracing, { serviceName: 'petstore', protocol: 'http/protobuf' });
   assert.deepEqual(
     loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces', OTEL_SERVICE_NAME: 'shop' })
       .tracing,
-    { serviceName: 'shop' },
+    { serviceName: 'shop', protocol: 'http/protobuf' },
   );
   assert.equal(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'TRUE' }).tracing, undefined);
   assert.equal(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing, undefined);
-  assert.deepEqual(loadConfig({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }).tracing, {
+  assert.deepEqual(loadConfig({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing, {
     serviceName: 'petstore',
+    protocol: 'http/json',
   });
+  const both = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' };
+  assert.equal(loadConfig({ ...endpoint, ...both }).tracing?.protocol, 'http/protobuf', 'the traces one first');
   const refusals: Array<[NodeJS.ProcessEnv, RegExp]> = [
     [{ ...endpoint, OTEL_TRACES_EXPORTER: 'zipkin' }, /^OTEL_TRACES_EXPORTER must be otlp or none, got "zipkin"$/],
-    [{ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, /must be http\/json or http\/protobuf.*got "grpc"$/],
+    [{ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, /must be http\/protobuf or http\/json.*got "grpc"$/],
+    [
+      { ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/xml' },
+      /must be http\/protobuf or http\/json.*got "http\/xml"$/,
+    ],
   ];
   for (const [env, message] of refusals) {
     assert.throws(

@@ -6,11 +6,14 @@ import type { Receiver } from '../../dev/webhook-receiver.js';
 import { eachBackend, request } from '../helpers/harness.js';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { BACKENDS, type StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /** W3C Trace Context: version, trace id, parent (span) id, flags. */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
+
+/** The stub collector reads spans as JSON; the service's default is protobuf (its own test below). */
+const AS_JSON = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
 
 /**
  * `petstore serve` exporting its spans to a stub collector every 100 ms (rather than every 5 s), with a
@@ -19,6 +22,7 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
 async function tracedWithEndpoint(t: TestContext, backend: StoreBackend, receiver: Receiver) {
   const collector = await startOtlpReceiver(t);
   const env = cliEnv(await freshDatabaseUrl(t, backend), {
+    ...AS_JSON,
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     OTEL_SERVICE_NAME: 'petstore-under-test',
     OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -129,6 +133,7 @@ eachBackend((backend) => {
     test("a client's traceparent is the parent of the request's trace", async (t) => {
       const collector = await startOtlpReceiver(t);
       const env = cliEnv(await freshDatabaseUrl(t, backend), {
+        ...AS_JSON,
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
         OTEL_BSP_SCHEDULE_DELAY: '100',
       });
@@ -158,4 +163,22 @@ eachBackend((backend) => {
       );
     });
   });
+});
+
+test("unless JSON is asked for, spans go as OTLP protobuf, the specification's default", async (t) => {
+  const collector = await startOtlpReceiver(t);
+  const env = cliEnv(await freshDatabaseUrl(t, BACKENDS[0] as StoreBackend), {
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_SERVICE_NAME: 'petstore-in-protobuf',
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+  });
+  const key = await createKey(env, 'traced');
+  const serve = await startServe(t, env);
+  assert.equal((await request(serve.url, 'GET', '/v1/pets', { key })).status, 200);
+  // Protobuf keeps strings as their bytes: the span's name and the service's are in the body as written.
+  const exported = await eventually('a protobuf export of GET /v1/pets', () =>
+    collector.protobuf.find((body) => body.includes('GET /v1/pets')),
+  );
+  assert.ok(exported.includes('petstore-in-protobuf'), 'the service named');
+  assert.deepEqual([collector.spans, collector.refused], [[], []], 'no JSON export, nothing refused');
 });
