@@ -36,21 +36,10 @@ type Row = WebhookEndpointRow<Date>;
 
 const fromRow = (row: Row) => endpointFromRow(row, asDate);
 
-/** The update's positional parameters: changeValues' by name, in this order, then the endpoint's id. */
-const CHANGE_ORDER = [
-  'url',
-  'events',
-  'enabled',
-  'setDescription',
-  'description',
-  'ordering',
-  'secret',
-  'publicKey',
-  'expiresAt',
-  'setRateLimit',
-  'rateLimit',
-] as const satisfies readonly (keyof ReturnType<typeof changeValues>)[];
-const changeParam = (name: (typeof CHANGE_ORDER)[number]) => `$${CHANGE_ORDER.indexOf(name) + 1}`;
+type ChangeName = keyof ReturnType<typeof changeValues>;
+/** The update's positional parameters: every one of changeValues', in the order it gives them, then the id. */
+const CHANGE_ORDER = Object.keys(changeValues({})) as ChangeName[];
+const changeParam = (name: ChangeName) => `$${CHANGE_ORDER.indexOf(name) + 1}`;
 
 const QUERIES = {
   // As pets' inserts: the lock, held to commit, makes endpoints visible in id order, so pages skip none.
