@@ -135,6 +135,14 @@ export const UNLABELLED = `[...document.querySelectorAll('input, select, textare
 /** The page's width and the window's: the page must not scroll sideways. */
 export const WIDTHS = '[document.documentElement.scrollWidth, window.innerWidth]';
 
+/** Whether `text` (a secret, say) is anywhere in the page: its words, its markup, or a field's value. */
+export async function onPage(page: Page, text: string): Promise<boolean> {
+  const sought = JSON.stringify(text);
+  return (await page.evaluate(`document.body.innerText.includes(${sought})
+    || document.documentElement.outerHTML.includes(${sought})
+    || [...document.querySelectorAll('input, textarea')].some((field) => field.value.includes(${sought}))`)) as boolean;
+}
+
 export async function endpointsOf(h: Harness, key = h.keys.all): Promise<any[]> {
   const list = await h.call('GET', '/v1/webhooks?limit=100', { key });
   assert.equal(list.status, 200, list.text);

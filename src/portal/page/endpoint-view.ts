@@ -201,6 +201,8 @@ editForm.addEventListener('submit', (event) => {
         returnFocusTo: save,
       });
     } else if (change.signature === 'ed25519') {
+      // A secret still shown from before no longer says how the endpoint signs.
+      secretPanel.replaceChildren();
       announce('Saved: its deliveries are signed with Ed25519, verified with the public key shown.');
     } else {
       announce('Saved.');
