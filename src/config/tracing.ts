@@ -1,8 +1,8 @@
 import { ConfigError } from './config-error.js';
 
 /** How spans are encoded over OTLP/HTTP: protobuf, the specification's default, or JSON. */
-type OtlpProtocol = 'http/protobuf' | 'http/json';
-const OTLP_PROTOCOLS: readonly OtlpProtocol[] = ['http/protobuf', 'http/json'];
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 /** OpenTelemetry traces, exported over OTLP/HTTP (docs/operations.md, "Traces"). */
 export interface TracingConfig {

@@ -22,12 +22,11 @@ export interface Tracing {
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
- * Starts OpenTelemetry's SDK for this process: spans go in batches to the OTLP/HTTP exporter of the protocol
- * configured (protobuf, the specification's default: a quarter less work a span than JSON, and a third of
- * the bytes), which reads its endpoint, headers, timeout and compression from the standard
- * OTEL_EXPORTER_OTLP_* variables, as the
- * sampler (OTEL_TRACES_SAMPLER) and the batching (OTEL_BSP_*) read theirs. Registered globally, so the
- * W3C trace context propagator and the async-hooks context manager are the API's.
+ * Starts OpenTelemetry's SDK for this process: spans go in batches to the OTLP/HTTP exporter of the
+ * protocol configured (protobuf unless JSON is asked for; docs/performance.md, "Traces", has what each
+ * costs), which reads its endpoint, headers, timeout and compression from the standard OTEL_EXPORTER_OTLP_*
+ * variables, as the sampler (OTEL_TRACES_SAMPLER) and the batching (OTEL_BSP_*) read theirs. Registered
+ * globally, so the W3C trace context propagator and the async-hooks context manager are the API's.
  */
 export function startTracing(config: TracingConfig): Tracing {
   const resource = defaultResource()
