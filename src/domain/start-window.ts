@@ -8,8 +8,10 @@
  * reaches its receiver some milliseconds after its start is counted, more for one than another (the sender's
  * event loop, the network, the receiver's), and a second's starts bunched up with the next second's would
  * show the receiver more than N. So N start in any 1.1 s, and a receiver sees at most N in any second while
- * those delays differ by less than the guard; a start whose grant comes back more than half of it after its
- * time (LATEST_START_MS) is not made, only counted. The log keeps two windows, not one: a take whose time is
+ * those delays differ by less than the guard. A start is logged when granted, and its request written a
+ * little later; one written later than MOVED_AFTER_MS (a busy process, a slow read of the signing secrets)
+ * moves its batch to that time (moveStarts), so that the next window's starts, on any instance, are
+ * counted from when it was really sent. The log keeps two windows, not one: a take whose time is
  * behind the last one logged (another instance's clock, a call that waited for the lock) still sees every
  * start of the window before its own time. One batch per grant keeps the log as long as the grants of two
  * windows, not N. Both stores run this; the Redis limiter (webhooks/redis-start-limiter.ts) mirrors it in Lua.
@@ -18,8 +20,8 @@ export const RATE_LIMIT_WINDOW_MS = 1000;
 /** What the window counted adds to the second, for the spread of the requests' delays on their way. */
 const START_GUARD_MS = 100;
 export const COUNTED_WINDOW_MS = RATE_LIMIT_WINDOW_MS + START_GUARD_MS;
-/** How late after its grant's time an attempt may still begin: the sender's half of the guard. */
-export const LATEST_START_MS = START_GUARD_MS / 2;
+/** A request written this long after its grant moves its batch's start to when it was written. */
+export const MOVED_AFTER_MS = 10;
 export const RATE_LIMIT_MIN = 1;
 export const RATE_LIMIT_MAX = 10_000;
 /** How long a start stays in the log: two windows, for takes whose time is behind the newest start's. */
@@ -70,6 +72,17 @@ function freeAt(log: StartLog, limit: number, nth: number, now: number): number 
     if (left <= 0) return at + (rounds + 1) * COUNTED_WINDOW_MS;
   }
   return now + COUNTED_WINDOW_MS;
+}
+
+/**
+ * The log once the starts of `grant` were made by `madeAt`: its batch (the first of its time and size) is
+ * counted from then, never earlier. Unchanged when the batch has left the log.
+ */
+export function moveStarts(log: StartLog, grant: Pick<StartGrant, 'at' | 'granted'>, madeAt: number): StartLog {
+  const i = log.findIndex(([at, count]) => at === grant.at && count === grant.granted);
+  const batch = log[i];
+  if (batch === undefined || batch[0] >= madeAt) return log;
+  return log.map((entry, j) => (j === i ? [madeAt, entry[1]] : entry));
 }
 
 /** A log as a column keeps it (JSON); an unreadable one is empty, which can only let a few more start. */

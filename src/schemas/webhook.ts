@@ -3,7 +3,7 @@ import { DEFAULT_DELIVERY_ORDERING, DELIVERY_ORDERINGS } from '../domain/deliver
 import { DISABLED_REASONS, type DisabledReason } from '../domain/disabled-reason.js';
 import type { EventType } from '../domain/event-types.js';
 import { OWNER_PROBLEM, OWNER_RULE } from '../domain/owner.js';
-import { RATE_LIMIT_MAX, RATE_LIMIT_MIN } from '../domain/start-window.js';
+import { COUNTED_WINDOW_MS, RATE_LIMIT_MAX, RATE_LIMIT_MIN } from '../domain/start-window.js';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_SECRET_PREFIX } from '../domain/webhook-secret.js';
 import { DEFAULT_WEBHOOK_SIGNATURE, PUBLIC_KEY_PREFIX, WEBHOOK_SIGNATURES } from '../domain/webhook-signature.js';
 import { Int64 } from './int64.js';
@@ -52,7 +52,7 @@ const ordering = (more = '') =>
 const RateLimit = Type.Union([Type.Integer({ minimum: RATE_LIMIT_MIN, maximum: RATE_LIMIT_MAX }), Type.Null()], {
   description:
     `At most this many attempts reach the receiver in any one second (${RATE_LIMIT_MIN}–${RATE_LIMIT_MAX.toLocaleString('en')}; ` +
-    'the service starts at most this many in any 1.1 s, the tenth a margin for their delays on the way), ' +
+    `the service starts at most this many in any ${COUNTED_WINDOW_MS / 1000} s, the rest a margin for their delays on the way), ` +
     'across every instance; deliveries past it wait as `pending` (no attempt is counted or failed for it), ' +
     'and other endpoints never wait for it. `null`: no limit (the default).',
 });

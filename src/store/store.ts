@@ -264,6 +264,11 @@ export interface EndpointStartStore {
    */
   take(endpointId: number, limit: number, wanted: number): Promise<StartGrant>;
   /**
+   * The starts of `grant`, logged at `from` (its time, or the one it was last moved to), were made by
+   * `madeAt`: counted from then (moveStarts).
+   */
+  made(endpointId: number, grant: StartGrant, from: number, madeAt: number): Promise<void>;
+  /**
    * Gives claimed deliveries back unattempted, each due again at its `until`: no attempt is recorded or
    * counted, the endpoint's health is untouched. Only while the claim is still the caller's.
    */

@@ -75,6 +75,7 @@ export function wrapStore(store: Store, around: AroundCall): Store {
     },
     endpointStarts: {
       take: around('endpointStarts.take', (id, limit, wanted) => endpointStarts.take(id, limit, wanted)),
+      made: around('endpointStarts.made', (id, grant, from, madeAt) => endpointStarts.made(id, grant, from, madeAt)),
       holdBack: around('endpointStarts.holdBack', (held) => endpointStarts.holdBack(held)),
     },
     audit: {

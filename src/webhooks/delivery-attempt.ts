@@ -1,14 +1,12 @@
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryAfterMs } from '../domain/retry-after.js';
-import { COUNTED_WINDOW_MS, LATEST_START_MS } from '../domain/start-window.js';
 import { eventId, toSentEvent } from '../representations/resources.js';
 import type { AttemptOutcome, AttemptRecorded, DueDelivery } from '../store/records.js';
 import { AttemptSpan } from './attempt-span.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
-import type { RequestEnd } from './endpoint-slots.js';
 import type { SecretsRead } from './secrets-read.js';
-import { NOT_SENT, type SendResult, sendWebhook } from './send-webhook.js';
+import { type SendResult, sendWebhook } from './send-webhook.js';
 import { signingSecrets, webhookHeaders } from './signature.js';
 
 /** The first wait before recording an attempt again while the database is away; it doubles up to the max. */
@@ -23,17 +21,18 @@ export interface AttemptContext extends DispatcherOptions {
   readonly secrets: SecretsRead;
   /** When the attempt counts as started, when a rate limit logged it so (else when it begins). */
   readonly startedAt?: Date | undefined;
+  /** Told when the request is written (ms, epoch): a rate limit's gate counts its start from then. */
+  readonly sent?: ((at: number) => void) | undefined;
 }
 
 /**
- * One attempt of a claimed delivery: signs and sends it, frees the endpoint's slot (`release`, told how the
- * request ended) once the request is over, records the outcome, then logs and counts it. An attempt the
- * stop cut off is recorded too, as such, and due again at once: its lease no longer holds it. One a rate
- * limit started that could not be sent in time is not an attempt: it is held back, unrecorded.
+ * One attempt of a claimed delivery: signs and sends it, frees the endpoint's slot (`release`, told whether
+ * it was delivered) once the request is over, records the outcome, then logs and counts it. An attempt the
+ * stop cut off is recorded too, as such, and due again at once: its lease no longer holds it.
  */
 export async function runAttempt(
   delivery: DueDelivery,
-  release: (end: RequestEnd) => void,
+  release: (delivered: boolean) => void,
   context: AttemptContext,
 ): Promise<void> {
   const id = eventId(delivery.event.seq);
@@ -49,7 +48,7 @@ export async function runAttempt(
 async function attempt(
   delivery: DueDelivery,
   id: string,
-  release: (end: RequestEnd) => void,
+  release: (delivered: boolean) => void,
   context: AttemptContext,
   span: AttemptSpan | undefined,
 ): Promise<void> {
@@ -61,21 +60,13 @@ async function attempt(
     const sentAt = new Date();
     const now = await context.secrets.read(delivery.endpoint.id).catch(() => undefined);
     const signed = webhookHeaders(signingSecrets(now ?? delivery.endpoint, sentAt), id, sentAt, body);
+    // Written just after this returns.
+    context.sent?.(Date.now());
     return span === undefined ? signed : { ...signed, ...span.headers() };
   };
-  // Counted by a rate limit at `startedAt`: sent much later, it could reach the receiver with the next window's.
-  const sendBy = context.startedAt === undefined ? undefined : context.startedAt.getTime() + LATEST_START_MS;
-  const result = await sendWebhook(
-    { url: delivery.endpoint.url, headers, body, sendBy },
-    { policy, timeoutMs, signal, agent },
-  );
-  if (result === NOT_SENT) {
-    release('not sent');
-    await holdBackLate(delivery, attemptedAt, context);
-    return;
-  }
+  const result = await sendWebhook({ url: delivery.endpoint.url, headers, body }, { policy, timeoutMs, signal, agent });
   span?.sent(result);
-  release(result.delivered ? 'delivered' : 'failed');
+  release(result.delivered);
   const outcome = outcomeOf(delivery, result, attemptedAt, context);
   const recorded = await record(outcome, context);
   log.info(
@@ -98,27 +89,6 @@ async function attempt(
   if (recorded === true) return;
   metrics.webhookEndpointsDisabled.inc({ reason: recorded });
   log.warn({ endpointId: delivery.endpoint.id, reason: recorded }, 'webhook endpoint disabled');
-}
-
-/**
- * A rate-limited attempt not sent in time: due again once the start counted for it has left the limit's
- * window, with no attempt recorded; should that fail, it waits for its lease.
- */
-async function holdBackLate(delivery: DueDelivery, startedAt: Date, context: AttemptContext): Promise<void> {
-  const { endpointStarts, log, metrics } = context;
-  const until = new Date(startedAt.getTime() + COUNTED_WINDOW_MS);
-  log.info(
-    {
-      endpointId: delivery.endpoint.id,
-      eventId: eventId(delivery.event.seq),
-      lateMs: Date.now() - startedAt.getTime(),
-    },
-    `webhook attempt not sent: ready more than ${LATEST_START_MS} ms after its rate limit counted it; it waits`,
-  );
-  metrics.webhookDeliveriesRateLimited.inc();
-  await endpointStarts.holdBack([{ delivery, until }]).catch((error: unknown) => {
-    log.warn({ err: error }, 'holding back a rate-limited delivery failed; it waits for its lease');
-  });
 }
 
 /** A receiver that answers 410 Gone says the endpoint is no more: it is disabled at once. */

@@ -6,9 +6,9 @@ import { runAttempt } from './delivery-attempt.js';
 import { DeliveryPace, watchEventLoop } from './delivery-pace.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import { EndpointAgents } from './endpoint-agents.js';
-import { EndpointSlots, type RequestEnd } from './endpoint-slots.js';
+import { EndpointSlots } from './endpoint-slots.js';
 import { SecretsRead } from './secrets-read.js';
-import { StartGate } from './start-gate.js';
+import { type PassedDelivery, StartGate } from './start-gate.js';
 
 /** How often due deliveries are looked for: other instances' events start within this (+ one claim). */
 const POLL_MS = 500;
@@ -293,9 +293,9 @@ export class Dispatcher {
       // Stopping meanwhile: left to their lease, as what a claim takes during a stop is.
       if (this.#stopping) return;
       const unused: DueDelivery[] = [];
-      for (const { delivery, startedAt } of passed) {
+      for (const { delivery, startedAt, sent } of passed) {
         if (probing || (this.#slots.open(delivery.endpoint.id) > 0 && this.#busy < IN_FLIGHT))
-          this.#begin(delivery, probing, startedAt);
+          this.#begin(delivery, probing, { startedAt, sent });
         else unused.push(delivery);
       }
       this.#giveBack(unused);
@@ -347,8 +347,11 @@ export class Dispatcher {
     if ((this.#ready.get(endpoint)?.length ?? 0) <= AHEAD / 2) this.wake();
   }
 
-  /** Begins an attempt, logged as started at `startedAt` (a rate limit's time, which counted it) or now. */
-  #begin(delivery: DueDelivery, probing: boolean, startedAt?: Date): void {
+  /**
+   * Begins an attempt; a rate limit's is logged as started at the limit's time, which counted it, and tells
+   * the gate when its request is written (`sent`).
+   */
+  #begin(delivery: DueDelivery, probing: boolean, limited?: Pick<PassedDelivery, 'startedAt' | 'sent'>): void {
     const endpoint = delivery.endpoint.id;
     this.#slots.begin(endpoint, delivery.endpoint.owner, Date.now());
     this.#startedInWindow++;
@@ -366,10 +369,10 @@ export class Dispatcher {
     slow.unref();
     let released = false;
     // The endpoint's slot is free once its request is over; recording the attempt does not hold it.
-    const release = (end: RequestEnd) => {
+    const release = (delivered: boolean) => {
       if (released) return;
       released = true;
-      this.#slots.end(endpoint, end, Date.now());
+      this.#slots.end(endpoint, delivered, Date.now());
       this.#roomFor(endpoint);
     };
     const attempt = runAttempt(delivery, release, {
@@ -377,13 +380,14 @@ export class Dispatcher {
       signal: this.#abandon.signal,
       agent: (url) => this.#agents.for(endpoint, url),
       secrets: this.#secrets,
-      startedAt,
+      startedAt: limited?.startedAt,
+      sent: limited?.sent,
     })
       .catch((error: unknown) => this.#options.log.error({ err: error }, 'webhook attempt failed unexpectedly'))
       .finally(() => {
         this.#attempts.delete(attempt);
         clearTimeout(slow);
-        release('failed');
+        release(false);
         // Recorded: the next event of its subject may go now (ordering per subject), so a slow attempt,
         // which no longer counts as busy, wakes the dispatcher too.
         if (busy) idle();

@@ -27,8 +27,6 @@ interface Endpoint {
   usedAt: number;
 }
 
-/** How an attempt's request ended, as the slots learn from it: answered with a 2xx, not, or never sent. */
-export type RequestEnd = 'delivered' | 'failed' | 'not sent';
 /** What a claim may take: free slots of the endpoints known here, and of any other but those of full owners. */
 export interface FreeSlots {
   /** Every endpoint known here; 0 for those that hang (their slots are in `probes`). */
@@ -154,17 +152,12 @@ export class EndpointSlots {
     }
   }
 
-  /**
-   * An attempt to `endpoint` ended: its request is over, delivered or not; or it was never sent (a rate
-   * limit's, too late), which tells nothing of the endpoint and leaves its slots as they were.
-   */
-  end(endpoint: number, end: RequestEnd, now: number): void {
+  /** An attempt to `endpoint` ended: its request is over, delivered or not. */
+  end(endpoint: number, delivered: boolean, now: number): void {
     const known = this.#endpoints.get(endpoint);
     if (known === undefined) return;
     // Attempts to one endpoint end about in the order they began; the oldest is the one counted as hanging.
     const begun = known.begun.shift() ?? now;
-    if (end === 'not sent') return;
-    const delivered = end === 'delivered';
     known.usedAt = now;
     known.slowFailure = !delivered && now - begun >= this.#bounds.slowMs;
     known.limit = delivered

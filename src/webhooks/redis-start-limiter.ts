@@ -33,11 +33,21 @@ end
 return { granted, entries }
 `;
 
+/** moveStarts' mirror: a grant's member scored later, never earlier, while it is kept. */
+const MADE = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+end
+return 0
+`;
+
 /** A command unanswered this long fails: the gate holds the deliveries back and tries again later. */
 const COMMAND_TIMEOUT_MS = 1000;
 
-interface TakeCommand {
+interface StartCommands {
   petstoreTakeStarts(key: string, ...args: Array<string | number>): Promise<[number, string[]]>;
+  petstoreMadeStarts(key: string, member: string, madeAt: number): Promise<number>;
 }
 
 /**
@@ -50,6 +60,8 @@ export class RedisStartLimiter implements StartLimiter {
   /** Makes each grant's member unique: this process's id and a count. */
   readonly #instance = randomBytes(6).toString('hex');
   #grants = 0;
+  /** The member each grant was logged as, to move it once its starts are made. */
+  readonly #members = new WeakMap<StartGrant, string>();
 
   constructor(options: RedisStartLimits) {
     this.#options = options;
@@ -67,6 +79,7 @@ export class RedisStartLimiter implements StartLimiter {
     });
     redis.on('error', () => undefined);
     redis.defineCommand('petstoreTakeStarts', { numberOfKeys: 1, lua: TAKE });
+    redis.defineCommand('petstoreMadeStarts', { numberOfKeys: 1, lua: MADE });
     this.#redis = redis;
     return redis;
   }
@@ -78,8 +91,8 @@ export class RedisStartLimiter implements StartLimiter {
     if (redis.status !== 'ready') await once(redis, 'ready', { signal: AbortSignal.timeout(COMMAND_TIMEOUT_MS) });
     // The time is read once connected: a start is counted from it, and the request must follow it closely.
     const now = Date.now();
-    const [granted, entries] = await (redis as unknown as TakeCommand).petstoreTakeStarts(
-      (this.#options.keyPrefix ?? 'petstore:starts:') + endpointId,
+    const [granted, entries] = await (redis as unknown as StartCommands).petstoreTakeStarts(
+      this.#key(endpointId),
       limit,
       wanted,
       now,
@@ -94,7 +107,19 @@ export class RedisStartLimiter implements StartLimiter {
     // The same log and time give the same count; the script's is the one recorded, so it is the one answered.
     const { retryAt } = takeStarts(log, limit, wanted, now).grant;
     const refused = Array.from({ length: wanted - granted }, (_, i) => retryAt[i] ?? now + COUNTED_WINDOW_MS);
-    return { granted, at: now, retryAt: refused };
+    const grant = { granted, at: now, retryAt: refused };
+    this.#members.set(grant, `${granted}:${member}`);
+    return grant;
+  }
+
+  async made(endpointId: number, grant: StartGrant, _from: number, madeAt: number): Promise<void> {
+    const member = this.#members.get(grant);
+    if (member === undefined || this.#redis?.status !== 'ready') return;
+    await (this.#redis as unknown as StartCommands).petstoreMadeStarts(this.#key(endpointId), member, madeAt);
+  }
+
+  #key(endpointId: number): string {
+    return (this.#options.keyPrefix ?? 'petstore:starts:') + endpointId;
   }
 
   close(): void {

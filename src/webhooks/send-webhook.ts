@@ -20,15 +20,7 @@ export interface WebhookRequest {
    */
   readonly headers: () => Promise<Readonly<Record<string, string>>>;
   readonly body: string;
-  /**
-   * A rate limit's (ms, epoch): a request ready to be written only after this is not sent at all (NOT_SENT),
-   * so that it cannot reach its receiver together with the next window's starts.
-   */
-  readonly sendBy?: number | undefined;
 }
-
-/** What sendWebhook answers for a request past its `sendBy`: nothing of it reached the receiver. */
-export const NOT_SENT = 'not sent';
 
 export interface SendOptions {
   readonly policy: TargetPolicy;
@@ -118,11 +110,8 @@ function refusedUrl(url: URL, policy: TargetPolicy): string | undefined {
 /** How a reused connection the peer closed shows: then nothing reached it, and another connection is tried. */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
-/**
- * What one exchange came to: a result, a reused connection the peer had closed before it answered, or a
- * request not written, past its `sendBy`.
- */
-type Exchange = Unmeasured | 'stale connection' | typeof NOT_SENT;
+/** What one exchange came to: a result, or a reused connection the peer had closed before it answered. */
+type Exchange = Unmeasured | 'stale connection';
 
 /**
  * One request over the endpoint's agent. A reused keep-alive connection that fails before any answer was
@@ -183,10 +172,6 @@ function exchange(
       request.headers().then(
         (headers) => {
           if (settled) return;
-          if (request.sendBy !== undefined && Date.now() > request.sendBy) {
-            settle(NOT_SENT);
-            return;
-          }
           for (const [name, value] of Object.entries(headers)) req.setHeader(name, value);
           req.end(request.body);
         },
@@ -203,12 +188,9 @@ function exchange(
  * One attempt: a POST over node:http(s) through the endpoint's keep-alive agent, whose every new connection
  * resolves through the guarded lookup (a reused one goes to an address already checked), with no redirects
  * followed, a time-out for the whole of it, and at most a few KB of the answer read. Never throws: every
- * outcome is a SendResult, or NOT_SENT past the request's `sendBy`.
+ * outcome is a SendResult.
  */
-export async function sendWebhook(
-  request: WebhookRequest,
-  options: SendOptions,
-): Promise<SendResult | typeof NOT_SENT> {
+export async function sendWebhook(request: WebhookRequest, options: SendOptions): Promise<SendResult> {
   const url = new URL(request.url);
   const start = performance.now();
   const measured = (result: Unmeasured): SendResult => ({
@@ -232,7 +214,6 @@ export async function sendWebhook(
   try {
     for (;;) {
       const result = await exchange(url, request, agent, abort.signal, failed);
-      if (result === NOT_SENT) return result;
       if (result !== 'stale connection') return measured(result);
     }
   } finally {

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { COUNTED_WINDOW_MS, type StartGrant } from '../domain/start-window.js';
+import { COUNTED_WINDOW_MS, MOVED_AFTER_MS, type StartGrant } from '../domain/start-window.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DueDelivery, HeldBackDelivery } from '../store/records.js';
 import type { EndpointStartStore } from '../store/store.js';
@@ -9,6 +9,8 @@ import type { StartLimiter } from './start-limiter.js';
 export interface PassedDelivery {
   readonly delivery: DueDelivery;
   readonly startedAt: Date;
+  /** To be told when its request is written (ms, epoch): a late one moves its batch's start (moveStarts). */
+  readonly sent: (at: number) => void;
 }
 
 export interface StartGateOptions {
@@ -91,12 +93,49 @@ export class StartGate {
     const { id, rateLimit } = (deliveries[0] as DueDelivery).endpoint;
     const grant = await this.#take(id, rateLimit ?? Number.POSITIVE_INFINITY, deliveries.length);
     const startedAt = new Date(grant.at);
-    const passed = deliveries.slice(0, grant.granted).map((delivery) => ({ delivery, startedAt }));
+    const sent = this.#movesOf(id, grant);
+    const passed = deliveries.slice(0, grant.granted).map((delivery) => ({ delivery, startedAt, sent }));
     const held: HeldBackDelivery[] = deliveries
       .slice(grant.granted)
       .map((delivery, i) => ({ delivery, until: new Date(grant.retryAt[i] ?? grant.at + COUNTED_WINDOW_MS) }));
     if (held.length > 0) this.#block(id, Math.min(...held.map(({ until }) => until.getTime())));
     return { passed, held };
+  }
+
+  /**
+   * What moves a grant's batch once its requests are written later than MOVED_AFTER_MS after it: to the
+   * latest such time, one move at a time, each from where the last one put it. After a failure it moves
+   * no more (the batch counts from where it was, as it would have without).
+   */
+  #movesOf(id: number, grant: StartGrant): (at: number) => void {
+    let logged = grant.at;
+    let latest = grant.at;
+    let moving = false;
+    let failed = false;
+    const move = (): void => {
+      moving = true;
+      const to = latest;
+      this.#options.limiter
+        .made(id, grant, logged, to)
+        .then(
+          () => {
+            logged = to;
+          },
+          (error: unknown) => {
+            failed = true;
+            this.#options.log.debug({ err: error }, 'moving a rate-limited start to when it was sent failed');
+          },
+        )
+        .finally(() => {
+          moving = false;
+          if (!failed && latest > logged) move();
+        });
+    };
+    return (at) => {
+      if (at - grant.at <= MOVED_AFTER_MS || at <= latest) return;
+      latest = at;
+      if (!moving && !failed) move();
+    };
   }
 
   async #take(id: number, limit: number, wanted: number): Promise<StartGrant> {

@@ -24,7 +24,7 @@ function brokenStore(real: Store): Store {
     webhooks: { create: fail, get: fail, list: fail, update: fail, rotateSecret: fail, remove: fail, attempts: fail },
     deliveries: { claim: fail, unreached: () => false, finish: fail, release: fail, signingSecrets: fail, stats: fail },
     redeliveries: { resend: fail, recover: fail, sendTest: fail },
-    endpointStarts: { take: fail, holdBack: fail },
+    endpointStarts: { take: fail, made: fail, holdBack: fail },
     audit: { record: fail, list: fail, purge: fail },
     purgeExpiredIdempotencyKeys: fail,
     ping: fail,

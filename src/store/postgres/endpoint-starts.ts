@@ -1,4 +1,4 @@
-import { parseStartLog, type StartGrant, takeStarts } from '../../domain/start-window.js';
+import { moveStarts, parseStartLog, type StartGrant, takeStarts } from '../../domain/start-window.js';
 import type { HeldBackDelivery } from '../records.js';
 import type { EndpointStartStore } from '../store.js';
 import type { Database } from './postgres-db.js';
@@ -38,6 +38,24 @@ export class PostgresEndpointStartStore implements EndpointStartStore {
         values: [endpointId, JSON.stringify(taken.log)],
       });
       return taken.grant;
+    });
+  }
+
+  async made(endpointId: number, grant: StartGrant, from: number, madeAt: number): Promise<void> {
+    await this.#db.transaction(async (client) => {
+      const locked = await client.query<{ starts: string }>({
+        name: 'endpoint-starts-lock',
+        text: QUERIES.lock,
+        values: [endpointId],
+      });
+      const log = parseStartLog(locked.rows[0]?.starts);
+      const moved = moveStarts(log, { at: from, granted: grant.granted }, madeAt);
+      if (moved === log) return;
+      await client.query({
+        name: 'endpoint-starts-write',
+        text: QUERIES.write,
+        values: [endpointId, JSON.stringify(moved)],
+      });
     });
   }
 

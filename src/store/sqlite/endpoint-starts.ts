@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { parseStartLog, type StartGrant, takeStarts } from '../../domain/start-window.js';
+import { moveStarts, parseStartLog, type StartGrant, takeStarts } from '../../domain/start-window.js';
 import type { HeldBackDelivery } from '../records.js';
 import type { EndpointStartStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
@@ -36,6 +36,14 @@ export class SqliteEndpointStartStore implements EndpointStartStore {
       const taken = takeStarts(log, limit, wanted, Date.now());
       this.#write.run(endpointId, JSON.stringify(taken.log));
       return taken.grant;
+    });
+  }
+
+  made(endpointId: number, grant: StartGrant, from: number, madeAt: number): Promise<void> {
+    return this.#writes.run(() => {
+      const log = parseStartLog(this.#read.get(endpointId)?.starts);
+      const moved = moveStarts(log, { at: from, granted: grant.granted }, madeAt);
+      if (moved !== log) this.#write.run(endpointId, JSON.stringify(moved));
     });
   }
 
