@@ -48,6 +48,11 @@ const MAX_CACHED_KEYS = 10_000;
 const PORTAL_API = /^\/portal\/v1(\/|\?|$)/;
 const API = /^\/v1(\/|\?|$)/;
 
+/** By the URL sent, or by the route it reached: `/%70ortal/v1/webhooks` is routed to the portal's API. */
+function forPortal(request: FastifyRequest): boolean {
+  return PORTAL_API.test(request.url) || PORTAL_API.test(request.routeOptions.url ?? '');
+}
+
 /** Whether the route asks for a key (everything but the public endpoints and unknown paths outside the APIs). */
 function needsKey(request: FastifyRequest): boolean {
   if (request.routeOptions.config.public === true) return false;
@@ -140,7 +145,7 @@ export const auth = fp(
     app.decorateRequest('apiKey', null);
     app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
       if (!needsKey(request)) return;
-      const key = PORTAL_API.test(request.url)
+      const key = forPortal(request)
         ? await options.sessions.authenticate(request)
         : await authenticator.authenticate(request);
       // A failure is answered by the failed-auth limit: 401, or 429 once this address failed too often.

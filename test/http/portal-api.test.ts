@@ -100,6 +100,11 @@ function suite(backend: StoreBackend, options: HarnessOptions) {
     expectError(relink, 405, 'method_not_allowed');
     expectError(await h.call('GET', '/v1/webhooks', fromPage(h, cookie)), 401, 'unauthorized');
     expectError(await h.call('GET', '/portal/v1/webhooks', { key: acme }), 401, 'unauthorized');
+    // Nor by another spelling of the portal's path that the router reads as the same route.
+    for (const path of ['/%70ortal/v1/webhooks', '/portal/%761/webhooks', '/portal/v1%2Fwebhooks']) {
+      const spelled = await h.call('GET', path, { key: acme });
+      assert.ok([401, 404].includes(spelled.status), `${path}: ${spelled.status} ${spelled.text}`);
+    }
     expectError(await h.call('GET', '/portal/v1/pets', { key: null }), 401, 'unauthorized');
 
     // Once only, and a forged or altered token is the same refusal.
