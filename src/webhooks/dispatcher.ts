@@ -28,7 +28,10 @@ const AHEAD = 4 * PER_ENDPOINT;
 /**
  * Attempts started in the last SLOW_MS (with their recording), in all: the work the process does at once.
  * An attempt still waiting for its answer after SLOW_MS no longer counts here (it holds a socket and a
- * timer, no work), so endpoints that hang cannot fill the process: they hold only their own slots.
+ * timer, no work), so endpoints that hang cannot fill the process: they hold only their own slots. An
+ * endpoint's first attempt here counts only until its request is written: with 1,000 new endpoints that
+ * never answered, the process started 64 of them per SLOW_MS, and a healthy one registered after them
+ * waited 8 s for its turn (docs/decisions/hanging-endpoint-crowd.md).
  */
 const IN_FLIGHT = 64;
 const SLOW_MS = 500;
@@ -353,7 +356,7 @@ export class Dispatcher {
    */
   #begin(delivery: DueDelivery, probing: boolean, limited?: Pick<PassedDelivery, 'startedAt' | 'sent'>): void {
     const endpoint = delivery.endpoint.id;
-    this.#slots.begin(endpoint, delivery.endpoint.owner, Date.now());
+    const first = this.#slots.begin(endpoint, delivery.endpoint.owner, Date.now());
     this.#startedInWindow++;
     this.#busy++;
     if (probing) this.#busyProbing++;
@@ -381,7 +384,13 @@ export class Dispatcher {
       agent: (url) => this.#agents.for(endpoint, url),
       secrets: this.#secrets,
       startedAt: limited?.startedAt,
-      sent: limited?.sent,
+      // Nothing is known of the endpoint: its first attempt is work only until it is written (IN_FLIGHT).
+      sent: first
+        ? (at) => {
+            limited?.sent(at);
+            idle();
+          }
+        : limited?.sent,
     })
       .catch((error: unknown) => this.#options.log.error({ err: error }, 'webhook attempt failed unexpectedly'))
       .finally(() => {

@@ -2,8 +2,9 @@ export interface SlotBounds {
   /** Attempts in flight to one endpoint at most, once it has answered with success often enough. */
   readonly perEndpoint: number;
   /**
-   * Attempts in flight at most, together, to endpoints below `perEndpoint` (new ones, and failing ones)
-   * among those begun less than `slowMs` ago. Endpoints that answer keep their slots however many others hang.
+   * Attempts in flight at most, together, to endpoints below `perEndpoint` (still learning, and failing
+   * ones; an endpoint's first attempt takes none) among those begun less than `slowMs` ago. Endpoints
+   * that answer keep their slots however many others hang.
    */
   readonly trial: number;
   /**
@@ -23,6 +24,8 @@ interface Endpoint {
   readonly begun: number[];
   /** Its last attempt that ended failed after waiting `slowMs` or longer (a time-out, usually). */
   slowFailure: boolean;
+  /** An attempt to it ended here; until then its one attempt is its first, which takes no trial slot. */
+  tried: boolean;
   /** Date.now() when an attempt to it last began or ended. */
   usedAt: number;
 }
@@ -62,13 +65,15 @@ interface Counts {
  *
  * Endpoints below `perEndpoint` share the `trial` slots, but an attempt holds one only while it is young
  * (`slowMs`): one that waits longer moves to the `hanging` count. So a crowd of endpoints that never answer
- * (300, 1,000) cannot hold the trial slots for their whole time-out, and a new endpoint's first attempts
- * start at once. Once `hanging` attempts wait, an endpoint known to hang (an attempt waiting, or its last
- * one failed slowly) gets no new one, a circuit breaker that opens for the crowd: it probes again as
- * others' attempts time out. Sockets held by hanging attempts stay under `hanging` plus `trial`, plus one
- * per endpoint not seen hanging yet (a new endpoint's first attempt is never held back: nothing tells it
- * from a healthy one). One owner's endpoints hold at most
- * half of the trial slots, so a crowd of one partner's leaves the other half to every other partner's.
+ * (300, 1,000) cannot hold the trial slots for their whole time-out. An endpoint's first attempt here
+ * takes no trial slot at all, nor its owner's share: nothing is known of it, and counted, one owner's
+ * 1,000 new endpoints would start 128 first attempts per `slowMs`, 4 s before the last got its turn.
+ * Once `hanging` attempts wait, an endpoint known to hang (an attempt waiting, or its last one failed
+ * slowly) gets no new one, a circuit breaker that opens for the crowd: it probes again as others'
+ * attempts time out. Sockets held by hanging attempts stay under `hanging` plus `trial`, plus one per
+ * endpoint not seen hanging yet (a new endpoint's first attempt is never held back: nothing tells it from
+ * a healthy one). One owner's endpoints hold at most half of the trial slots, so a crowd of one partner's
+ * failing endpoints leaves the other half to every other partner's.
  * Per process: each instance learns on its own.
  */
 export class EndpointSlots {
@@ -88,7 +93,7 @@ export class EndpointSlots {
       }
       const young = endpoint.begun.filter((at) => now - at < this.#bounds.slowMs).length;
       counts.hanging += endpoint.begun.length - young;
-      if (endpoint.limit < this.#bounds.perEndpoint) {
+      if (endpoint.tried && endpoint.limit < this.#bounds.perEndpoint) {
         counts.trial += young;
         counts.byOwner.set(endpoint.owner, (counts.byOwner.get(endpoint.owner) ?? 0) + young);
       }
@@ -141,15 +146,16 @@ export class EndpointSlots {
     return known === undefined ? 1 : Math.max(0, known.limit - known.begun.length);
   }
 
-  /** An attempt to `endpoint`, of `owner`, began. */
-  begin(endpoint: number, owner: string, now: number): void {
+  /** An attempt to `endpoint`, of `owner`, began; true when it is the endpoint's first here (see `tried`). */
+  begin(endpoint: number, owner: string, now: number): boolean {
     const known = this.#endpoints.get(endpoint);
     if (known === undefined) {
-      this.#endpoints.set(endpoint, { owner, limit: 1, begun: [now], slowFailure: false, usedAt: now });
-    } else {
-      known.begun.push(now);
-      known.usedAt = now;
+      this.#endpoints.set(endpoint, { owner, limit: 1, begun: [now], slowFailure: false, tried: false, usedAt: now });
+      return true;
     }
+    known.begun.push(now);
+    known.usedAt = now;
+    return false;
   }
 
   /** An attempt to `endpoint` ended: its request is over, delivered or not. */
@@ -159,6 +165,7 @@ export class EndpointSlots {
     // Attempts to one endpoint end about in the order they began; the oldest is the one counted as hanging.
     const begun = known.begun.shift() ?? now;
     known.usedAt = now;
+    known.tried = true;
     known.slowFailure = !delivered && now - begun >= this.#bounds.slowMs;
     known.limit = delivered
       ? Math.min(this.#bounds.perEndpoint, known.limit * 2)

@@ -7,9 +7,28 @@ const free = (slots: EndpointSlots, now = 0) => {
   return { byEndpoint: Object.fromEntries(byEndpoint), freeOtherwise };
 };
 
+/** An attempt to `endpoint` that begins and fails at once (its first), then one more that begins: on trial. */
+const onTrial = (slots: EndpointSlots, endpoint: number, owner: string, now = 0) => {
+  slots.begin(endpoint, owner, now);
+  slots.end(endpoint, false, now);
+  slots.begin(endpoint, owner, now);
+};
+
+test("an endpoint's first attempt takes no trial slot, nor its owner's share; its next ones do while young", () => {
+  const slots = new EndpointSlots({ perEndpoint: 16, trial: 10, hanging: 100, slowMs: 500 });
+  for (let endpoint = 1; endpoint <= 20; endpoint++) assert.equal(slots.begin(endpoint, 'acme', 0), true);
+  const first = slots.free(0);
+  assert.equal(first.freeOtherwise, 1, '20 first attempts, and a new endpoint still starts at once');
+  assert.deepEqual(first.fullOwners, []);
+  for (let endpoint = 1; endpoint <= 20; endpoint++) slots.end(endpoint, false, 0);
+  for (let endpoint = 1; endpoint <= 5; endpoint++) assert.equal(slots.begin(endpoint, 'acme', 0), false);
+  assert.deepEqual(slots.free(0).fullOwners, ['acme'], 'their second attempts hold their half: 5 of 10');
+  assert.deepEqual(slots.free(500).fullOwners, [], 'until they wait past slowMs');
+});
+
 test("one owner's endpoints hold at most half of the trial slots; another owner's keep the rest", () => {
   const slots = new EndpointSlots({ perEndpoint: 16, trial: 10, hanging: 10, slowMs: 500 });
-  for (let endpoint = 1; endpoint <= 5; endpoint++) slots.begin(endpoint, 'acme', 0);
+  for (let endpoint = 1; endpoint <= 5; endpoint++) onTrial(slots, endpoint, 'acme');
   const crowded = slots.free(0);
   assert.deepEqual(crowded.fullOwners, ['acme'], 'acme holds its half: 5 of 10');
   slots.end(1, true, 0);
@@ -18,7 +37,7 @@ test("one owner's endpoints hold at most half of the trial slots; another owner'
   assert.equal(slots.free(0).free.get(1), 1, 'one of its own, within the share');
   assert.deepEqual(slots.free(0).fullOwners, []);
   slots.begin(1, 'acme', 0);
-  for (let endpoint = 6; endpoint <= 10; endpoint++) slots.begin(endpoint, 'globex', 0);
+  for (let endpoint = 6; endpoint <= 10; endpoint++) onTrial(slots, endpoint, 'globex');
   const both = slots.free(0);
   assert.deepEqual([...both.fullOwners].sort(), ['acme', 'globex']);
   assert.equal(both.freeOtherwise, 0, 'the trial slots are all taken');
@@ -49,7 +68,7 @@ test('endpoints below their share hold at most the trial slots together; proven 
   }
   assert.deepEqual(free(slots).byEndpoint, { 1: 4 }, 'endpoint 1 proved itself');
   // Of three owners: one owner's hold half of the trial slots at most (its own test, above).
-  for (const hanging of [10, 11, 12]) slots.begin(hanging, `owner-${hanging}`, 0);
+  for (const hanging of [10, 11, 12]) onTrial(slots, hanging, `owner-${hanging}`);
   assert.deepEqual(free(slots), { byEndpoint: { 1: 4, 10: 0, 11: 0, 12: 0 }, freeOtherwise: 0 });
   slots.end(10, false, 0);
   assert.deepEqual(free(slots), { byEndpoint: { 1: 4, 10: 1, 11: 0, 12: 0 }, freeOtherwise: 1 });
@@ -67,8 +86,9 @@ test('an endpoint idle for a minute with nothing in flight is forgotten, and sta
 
 test('a crowd that never answers leaves the trial slots once its attempts wait past slowMs; the circuit opens', () => {
   const slots = new EndpointSlots({ perEndpoint: 16, trial: 100, hanging: 200, slowMs: 500 });
-  // 300 endpoints, each of its own owner (the half per owner is its own test), all begin at once.
-  for (let endpoint = 1; endpoint <= 300; endpoint++) slots.begin(endpoint, `o${endpoint}`, 0);
+  // 300 endpoints, each of its own owner (the half per owner is its own test), all begin at once, each
+  // after a first attempt that failed at once (a first attempt takes no trial slot: its own test).
+  for (let endpoint = 1; endpoint <= 300; endpoint++) onTrial(slots, endpoint, `o${endpoint}`);
   assert.equal(slots.free(0).freeOtherwise, 0, 'young, they hold every trial slot');
   const later = slots.free(600);
   assert.equal(later.freeOtherwise, 1, 'waiting past slowMs, they hold none: a new endpoint starts at once');
