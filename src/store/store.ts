@@ -227,7 +227,8 @@ export interface DeliveryStore {
    * Claims due pending deliveries (next_attempt_at reached, no live claim) to enabled endpoints, each
    * endpoint's oldest due first and endpoints in turn, until now + leaseMs. Atomic across instances: a
    * delivery is claimed by one caller at a time. When less is queued than it could take (or a while after
-   * the last time), it first queues some of what was recorded since (QUEUE_PER_STEP).
+   * the last time), it first queues some of what was recorded since for the endpoints it may take from
+   * (QUEUE_PER_STEP).
    */
   claim(query: ClaimQuery): Promise<DueDelivery[]>;
   /**

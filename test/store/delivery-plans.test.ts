@@ -31,7 +31,9 @@ describe('delivery plans [sqlite]', () => {
   db.exec(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE event_seq <= ${BACKLOG}`);
   const plan = (sql: string) =>
     (
-      db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ endpoint: 1, now: 3 * BACKLOG, limit: 16, ordered: 1 }) as {
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all({ endpoint: 1, now: 3 * BACKLOG, limit: 16, ordered: 1, fed: '[1, 2]' }) as {
         detail: string;
       }[]
     )
@@ -71,7 +73,7 @@ describe('delivery plans [sqlite]', () => {
 
   test("fan-out reads each endpoint's span of events by seq; the newest seq is one probe", () => {
     const queue = (
-      db.prepare(`EXPLAIN QUERY PLAN ${FAN_OUT_QUERIES.queue}`).all({ endpoint: null, span: 16 }) as {
+      db.prepare(`EXPLAIN QUERY PLAN ${FAN_OUT_QUERIES.queue}`).all({ endpoint: null, span: 16, fed: '[1, 2]' }) as {
         detail: string;
       }[]
     )
@@ -85,7 +87,7 @@ describe('delivery plans [sqlite]', () => {
     db.exec('UPDATE webhook_endpoints SET enabled = 1 WHERE id = 2');
     const before = db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get();
     const fanOut = new SqliteFanOut(db);
-    fanOut.step(16);
+    fanOut.step(16, [1, 2]);
     assert.deepEqual(
       db.prepare('SELECT min(event_seq) AS first, count(*) AS n FROM webhook_deliveries WHERE endpoint_id = 2').get(),
       { first: 1, n: 16 },
@@ -95,7 +97,7 @@ describe('delivery plans [sqlite]', () => {
     assert.deepEqual(positions(), [2 * BACKLOG, 16]);
     // Retention removed the events after it but the newest 20: a step goes to the next 16 there are.
     db.exec(`DELETE FROM events WHERE seq > 16 AND seq <= ${2 * BACKLOG - 20}`);
-    fanOut.step(16);
+    fanOut.step(16, [1, 2]);
     const queued = db.prepare(`SELECT count(*) AS n, min(event_seq) AS first, max(event_seq) AS last
       FROM webhook_deliveries WHERE endpoint_id = 2`);
     assert.deepEqual(queued.get(), { n: 32, first: 1, last: 2 * BACKLOG - 4 });
@@ -261,6 +263,8 @@ describe('delivery plans [postgres]', { skip }, () => {
   });
 
   test("fan-out reads each endpoint's span of events through events_position, in (tx, seq) order", async (t) => {
+    // 32 deliveries, for a claim that may take one of any endpoint.
+    const STEP = [32, '{}', 1, []];
     const { client, analyze } = await backlog(t);
     await client.query('ANALYZE');
     // The disabled endpoint, enabled at position (0, 0): a step of 32 deliveries between the two endpoints
@@ -269,7 +273,7 @@ describe('delivery plans [postgres]', { skip }, () => {
     // Prepared, as the store runs it: after five runs PostgreSQL may keep a generic plan.
     for (const mode of ['force_custom_plan', 'force_generic_plan']) {
       await client.query(`SET plan_cache_mode = ${mode}`);
-      const plan = await analyze(POSTGRES_FAN_OUT.step, [32]);
+      const plan = await analyze(POSTGRES_FAN_OUT.step, STEP);
       const events = plan.filter((node) => node['Relation Name'] === 'events');
       assert.ok(events.length > 0, plan.map(describeNode).join('\n'));
       for (const node of events) {
@@ -278,7 +282,7 @@ describe('delivery plans [postgres]', { skip }, () => {
         assert.ok((node['Actual Rows'] ?? 0) <= reach, `${mode}, reads its reach, not more: ${describeNode(node)}`);
       }
     }
-    const step = () => client.query(POSTGRES_FAN_OUT.step, [32]);
+    const step = () => client.query(POSTGRES_FAN_OUT.step, STEP);
     const queued = async () =>
       (
         await client.query(`SELECT count(*)::int AS n, min(event_seq)::int AS first, max(event_seq)::int AS last

@@ -15,7 +15,7 @@ import { type SecretsRow, secretsFromRow, secretsOf } from '../shared/webhook-ro
 import type { DeliveryStore } from '../store.js';
 import type { SigningSecrets } from '../webhook-endpoint-records.js';
 import { deliveryFinishBatch } from './delivery-finish-batch.js';
-import { type PostgresFanOut, UNQUEUED } from './fan-out.js';
+import { freeSlots, type PostgresFanOut, UNQUEUED } from './fan-out.js';
 import type { Database } from './postgres-db.js';
 import type { StatementBatch } from './statement-batch.js';
 
@@ -43,8 +43,7 @@ export const DELIVERY_QUERIES = {
    * once locked. They are claimed until $2.
    */
   claim: `WITH slots AS (
-      SELECT w.id, least($5::int, coalesce(($3::jsonb ->> w.id::text)::int,
-        CASE WHEN w.owner = ANY ($7::text[]) THEN 0 ELSE $4::int END)) AS free,
+      SELECT w.id, least($5::int, ${freeSlots({ free: '$3', freeOtherwise: '$4', fullOwners: '$7' })}) AS free,
         coalesce(w.paused_until > $1, false) AS paused, w.ordering = 'subject' AS ordered
       FROM webhook_endpoints w WHERE w.enabled
       ORDER BY w.id <= $6::bigint, w.id
@@ -113,7 +112,7 @@ export class PostgresDeliveryStore implements DeliveryStore {
     if (this.#short || this.#cadence.overdue(now) || this.#fanOut.unreached()) {
       this.#cadence.stepped(now);
       // No endpoint enabled (or owed): nothing can be due, so the claim's transaction is spared too.
-      if ((await this.#fanOut.step()) === 0) return [];
+      if ((await this.#fanOut.step(query)) === 0) return [];
     }
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
     const values = [

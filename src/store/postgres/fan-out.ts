@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { earlierOfSubject, type UnqueuedSql } from '../shared/delivery-rows.js';
+import type { ClaimQuery } from '../records.js';
+import { earlierOfSubject, freeJson, type UnqueuedSql } from '../shared/delivery-rows.js';
 import { QUEUE_PER_STEP, READ_PER_QUEUED } from '../shared/fan-out-reach.js';
 import { ENDED } from './events.js';
 import type { Database } from './postgres-db.js';
@@ -11,6 +12,24 @@ export const OWE = `(owed_tx, owed_seq) = (SELECT tx, seq FROM events WHERE ${EN
 
 /** The endpoints fan-out has something to do for: enabled, or owed events from before a service disable. */
 const REACHED = '(w.enabled OR w.owed_seq IS NOT NULL)';
+
+/** SQL parameters holding a claim's slots (ClaimQuery): `free` as JSON by endpoint id, the rest as they are. */
+export interface SlotsSql {
+  readonly free: string;
+  readonly freeOtherwise: string;
+  readonly fullOwners: string;
+}
+
+/** What a claim may take of the endpoint `w`: its free slots, else those of an endpoint not known (none for a full owner). */
+export const freeSlots = (slots: SlotsSql) => `coalesce((${slots.free}::jsonb ->> w.id::text)::int,
+  CASE WHEN w.owner = ANY (${slots.fullOwners}::text[]) THEN 0 ELSE ${slots.freeOtherwise}::int END)`;
+
+/**
+ * The endpoints a step feeds: those the claim may take from, and disabled ones owed events. One the claim
+ * may take nothing of (its attempts hang, or it is at its bound) keeps what is queued for it: fanning a
+ * crowd of them out on every step took each step's writes, and gave every other endpoint one event a step.
+ */
+const FED = `(NOT w.enabled OR ${freeSlots({ free: '$2', freeOtherwise: '$3', fullOwners: '$4' })} > 0)`;
 
 /**
  * The last event fan-out may take the endpoint `w` to, as a bound on (tx, seq): the feed's end (ENDED: every
@@ -75,17 +94,19 @@ const earlierInSpan = (subscribed: string) =>
 /** The statements, exported so a test can check their plans. */
 export const FAN_OUT_QUERIES = {
   /**
-   * Every endpoint with events owed, locked (one another instance is fanning out is skipped, not waited
-   * for): of the next reach × READ_PER_QUEUED events owed after its position, queues the deliveries of
-   * those up to its reach-th subscribed one, and moves it to the last event taken. The reach is $1
-   * deliveries shared by the endpoints fan-out reaches, at least one event each. Answers how many it reaches.
+   * Every endpoint with events owed that the claim's slots ($2–$4, as in the claim) feed (FED), locked (one
+   * another instance is fanning out is skipped, not waited for): of the next reach × READ_PER_QUEUED events
+   * owed after its position, queues the deliveries of those up to its reach-th subscribed one, and moves it
+   * to the last event taken. The reach is $1 deliveries shared by the endpoints fed, at least one event
+   * each. Answers how many endpoints it reaches (fed or not).
    */
   step: `WITH reach AS (
-      SELECT greatest(1, ceil($1::numeric / greatest(1, count(*))))::int AS events, count(*)::int AS endpoints
+      SELECT greatest(1, ceil($1::numeric / greatest(1, count(*) FILTER (WHERE ${FED}))))::int AS events,
+        count(*)::int AS endpoints
       FROM webhook_endpoints w WHERE ${REACHED}
     ),
     locked AS (
-      ${ENDPOINT} WHERE ${REACHED} AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED
+      ${ENDPOINT} WHERE ${REACHED} AND ${FED} AND EXISTS (${AFTER_POSITION}) FOR UPDATE OF w SKIP LOCKED
     ),
     span AS (
       SELECT w.id, e.tx, e.seq, e.type, e.at, e.subject, e.subscribed, ${earlierInSpan('e.subscribed')}
@@ -147,11 +168,12 @@ export class PostgresFanOut {
   }
 
   /**
-   * Fans the endpoints owed events out to about QUEUE_PER_STEP more deliveries, at least one event each;
-   * resolves with how many endpoints it reached.
+   * Fans the endpoints owed events that `slots` feed out to about QUEUE_PER_STEP more deliveries, at least
+   * one event each; resolves with how many endpoints it reached.
    */
-  async step(): Promise<number> {
-    const [row] = await this.#db.rows<{ endpoints: number }>('fan-out-step', FAN_OUT_QUERIES.step, [QUEUE_PER_STEP]);
+  async step(slots: Pick<ClaimQuery, 'free' | 'freeOtherwise' | 'fullOwners'>): Promise<number> {
+    const values = [QUEUE_PER_STEP, freeJson(slots.free), slots.freeOtherwise, slots.fullOwners];
+    const [row] = await this.#db.rows<{ endpoints: number }>('fan-out-step', FAN_OUT_QUERIES.step, values);
     const endpoints = row?.endpoints ?? 0;
     this.#unreached = endpoints === 0;
     return endpoints;

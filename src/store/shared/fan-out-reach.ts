@@ -7,10 +7,12 @@
 export const READ_PER_QUEUED = 16;
 
 /**
- * Deliveries one fan-out step queues, about: each enabled endpoint gets this divided by their number of
- * events (at least one). A step is one write; with 1,000 endpoints a step of a claim's 64 events each wrote
- * 64,000 rows in one go (on SQLite, on the event loop). A step runs only when a claim found less due than
- * it could take, so a backlog is queued as it is sent.
+ * Deliveries one fan-out step queues, about: each endpoint the claim may take from (and each disabled one
+ * owed events) gets this divided by their number of events (at least one); one it may take nothing of (its
+ * attempts hang, or it is at its bound) gets none. A step is one write; with 1,000 endpoints a step of a
+ * claim's 64 events each wrote 64,000 rows in one go (on SQLite, on the event loop), and stepping 1,000 that
+ * hang wrote 1,000 rows a step and gave a healthy endpoint beside them one event a step. A step runs only
+ * when a claim found less due than it could take, so a backlog is queued as it is sent.
  */
 export const QUEUE_PER_STEP = 256;
 

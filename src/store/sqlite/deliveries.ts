@@ -136,8 +136,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
         paused,
         ordered,
       } = endpoints[(Math.max(0, start) + i) % endpoints.length] as EnabledRow;
-      const otherwise = query.fullOwners.includes(owner) ? 0 : query.freeOtherwise;
-      const limit = Math.min(want - ids.length, query.free.get(endpoint) ?? otherwise);
+      const limit = Math.min(want - ids.length, slotsOf(query, endpoint, owner));
       if (limit <= 0) continue;
       const rows = paused
         ? this.#firstTests.all({ endpoint, now, limit })
@@ -151,17 +150,19 @@ export class SqliteDeliveryStore implements DeliveryStore {
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
     if (query.limit <= 0) return [];
     const enabled = () => this.#enabled.all(query.now.getTime());
-    if (!this.#fanOut.behind() && this.#lookDue(query, enabled(), 1).ids.length === 0) return [];
+    const looked = enabled();
+    if (!this.#fanOut.behind(fed(query, looked)) && this.#lookDue(query, looked, 1).ids.length === 0) return [];
     const claimedUntil = new Date(query.now.getTime() + query.leaseMs);
     return this.#writes.run(() => {
       const endpoints = enabled();
+      const feeds = fed(query, endpoints);
       // Again under the write lock: another process may have claimed some since the look.
       let { ids: due, last } = this.#lookDue(query, endpoints);
       // A backlog is queued as it is sent: a step (QUEUE_PER_STEP) when what is queued runs short.
       const now = Date.now();
-      if ((due.length < query.limit || this.#cadence.overdue(now)) && this.#fanOut.behind()) {
+      if ((due.length < query.limit || this.#cadence.overdue(now)) && this.#fanOut.behind(feeds)) {
         this.#cadence.stepped(now);
-        this.#fanOut.step(Math.ceil(QUEUE_PER_STEP / Math.max(1, endpoints.length)));
+        this.#fanOut.step(Math.ceil(QUEUE_PER_STEP / Math.max(1, feeds.length)), feeds);
         ({ ids: due, last } = this.#lookDue(query, endpoints));
       }
       this.#last = last;
@@ -222,4 +223,14 @@ export class SqliteDeliveryStore implements DeliveryStore {
     const { pending, oldest } = this.#stats.get() as { pending: number; oldest: number | null };
     return { pending, oldestPendingSeconds: oldest === null ? 0 : Math.max(0, (now.getTime() - oldest) / 1000) };
   }
+}
+
+/** What a claim may take of `endpoint`, of `owner`: its free slots, else those of one not known (none for a full owner). */
+function slotsOf(query: ClaimQuery, endpoint: number, owner: string): number {
+  return query.free.get(endpoint) ?? (query.fullOwners.includes(owner) ? 0 : query.freeOtherwise);
+}
+
+/** The enabled endpoints a claim may take from: those a fan-out step feeds (SqliteFanOut.step). */
+function fed(query: ClaimQuery, endpoints: readonly EnabledRow[]): number[] {
+  return endpoints.filter(({ id, owner }) => slotsOf(query, id, owner) > 0).map(({ id }) => id);
 }

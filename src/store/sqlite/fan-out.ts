@@ -20,6 +20,14 @@ export const OWE = `owed_seq = ${EVENTS_HEAD}`;
 const REACHED = '(w.enabled = 1 OR w.owed_seq IS NOT NULL)';
 
 /**
+ * The endpoints a step feeds: the enabled ones in @fed (a JSON array of ids: those the claim may take from),
+ * and disabled ones owed events. One the claim may take nothing of (its attempts hang, or it is at its
+ * bound) keeps what is queued for it: fanning a crowd of them out on every step took each step's writes,
+ * and gave every other endpoint one event a step.
+ */
+const FED = '(w.enabled = 0 OR w.id IN (SELECT value FROM json_each(@fed)))';
+
+/**
  * How far a step takes the endpoint `w`: to its @span-th subscribed event after fanned_seq, if that is
  * within the next @span × READ_PER_QUEUED events; else to the last of those; else to the newest (also when
  * @span is null). Counted in events, not in seq numbers: retention leaves gaps in seq, which a step must
@@ -42,19 +50,19 @@ export const UNQUEUED: UnqueuedSql = {
 
 /** The statements, exported so a test can check their plans. */
 export const FAN_OUT_QUERIES = {
-  /** Whether an endpoint has events owed after its fanned_seq: then a claim has work even with none due. */
-  behind: `SELECT 1 FROM webhook_endpoints w WHERE ${REACHED} AND w.fanned_seq < ${REACH} LIMIT 1`,
+  /** Whether an endpoint a step feeds has events owed after its fanned_seq: then a claim has work even with none due. */
+  behind: `SELECT 1 FROM webhook_endpoints w WHERE ${REACHED} AND ${FED} AND w.fanned_seq < ${REACH} LIMIT 1`,
   /**
    * Queues the deliveries of the events after each endpoint's fanned_seq through THROUGH and within REACH,
-   * at most @span of them (@endpoint: one). CROSS JOIN keeps the endpoints outside: each reads its events
-   * by seq.
+   * at most @span of them, of the endpoints a step feeds (@endpoint: that one, fed or not). CROSS JOIN
+   * keeps the endpoints outside: each reads its events by seq.
    */
   queue: `INSERT INTO webhook_deliveries (event_seq, endpoint_id, status, next_attempt_at, subject)
     SELECT e.seq, w.id, 'pending', e.at, e.subject FROM webhook_endpoints w
     CROSS JOIN events e ON e.seq > w.fanned_seq AND e.seq <= min(${THROUGH}, ${REACH})
-    WHERE ${REACHED} AND (@endpoint IS NULL OR w.id = @endpoint) AND ${SUBSCRIBED}`,
+    WHERE ${REACHED} AND (@endpoint IS NULL AND ${FED} OR w.id = @endpoint) AND ${SUBSCRIBED}`,
   advance: `UPDATE webhook_endpoints AS w SET fanned_seq = min(${THROUGH}, ${REACH})
-    WHERE ${REACHED} AND w.fanned_seq < ${REACH}`,
+    WHERE ${REACHED} AND ${FED} AND w.fanned_seq < ${REACH}`,
   toNewest: `UPDATE webhook_endpoints SET fanned_seq = ${EVENTS_HEAD}, owed_seq = NULL WHERE id = ?`,
   /** The newest delivery's id: those queued after it are the ones a queue statement adds. */
   newest: 'SELECT coalesce(max(id), 0) AS id FROM webhook_deliveries',
@@ -88,9 +96,9 @@ export const FAN_OUT_QUERIES = {
  * Runs inside a write (the group commit): the queue and the move commit together.
  */
 export class SqliteFanOut {
-  readonly #behind: Database.Statement<[], unknown>;
-  readonly #queue: Database.Statement<[{ endpoint: number | null; span: number | null }]>;
-  readonly #advance: Database.Statement<[{ span: number }]>;
+  readonly #behind: Database.Statement<[{ fed: string }], unknown>;
+  readonly #queue: Database.Statement<[{ endpoint: number | null; span: number | null; fed: string }]>;
+  readonly #advance: Database.Statement<[{ span: number; fed: string }]>;
   readonly #toNewest: Database.Statement<[number]>;
   readonly #newest: Database.Statement<[], { id: number }>;
   readonly #waiting: Database.Statement<[{ after: number }]>;
@@ -104,15 +112,16 @@ export class SqliteFanOut {
     this.#toNewest = db.prepare(FAN_OUT_QUERIES.toNewest);
   }
 
-  /** True when some endpoint has events owed that it was not fanned out to yet. */
-  behind(): boolean {
-    return this.#behind.get() !== undefined;
+  /** True when some endpoint a step would feed (see FED; `fed`: the enabled ones) has events owed that it was not fanned out to yet. */
+  behind(fed: readonly number[]): boolean {
+    return this.#behind.get({ fed: JSON.stringify(fed) }) !== undefined;
   }
 
-  /** Fans every endpoint owed events out to at most `span` more events of its types (1 or more). */
-  step(span: number): void {
-    this.#queueAndLog({ endpoint: null, span });
-    this.#advance.run({ span });
+  /** Fans the endpoints a step feeds, owed events, out to at most `span` more events of its types (1 or more). */
+  step(span: number, fed: readonly number[]): void {
+    const ids = JSON.stringify(fed);
+    this.#queueAndLog({ endpoint: null, span, fed: ids });
+    this.#advance.run({ span, fed: ids });
   }
 
   /**
@@ -121,12 +130,12 @@ export class SqliteFanOut {
    * nothing recorded while it was disabled, or of a type it was not subscribed to, is sent under the new one.
    */
   settle(endpoint: number): void {
-    this.#queueAndLog({ endpoint, span: null });
+    this.#queueAndLog({ endpoint, span: null, fed: '[]' });
     this.#toNewest.run(endpoint);
   }
 
   /** Queues deliveries, and logs those that wait for an earlier event of their subject. */
-  #queueAndLog(params: { endpoint: number | null; span: number | null }): void {
+  #queueAndLog(params: { endpoint: number | null; span: number | null; fed: string }): void {
     const after = (this.#newest.get() as { id: number }).id;
     if (this.#queue.run(params).changes > 0) this.#waiting.run({ after });
   }
