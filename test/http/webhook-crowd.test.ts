@@ -11,15 +11,18 @@ import { startReceiver } from '../helpers/webhook-receiver.js';
  * (src/webhooks/endpoint-slots.ts). Black-box over HTTP, with the default time-out of 10 s.
  */
 
-const HANGING = 300;
+/** The issue's crowd (issue 49); at 300 the engine before 2026-11-29 met the bound below all the same. */
+const HANGING = 1000;
 /**
- * The share asserted: a ceiling a loaded machine still meets. Alone on two cores the healthy endpoint got
- * 197–198 of 200 within 2 s (95 % is the aim); in the full suite 191–197, and beside a heavier job 186–187 on
- * SQLite, whose claims and fan-out run on the event loop the load slows; in CI's full suite 161 and 172 while
- * the receiver's accept queue overflowed (since its larger backlog: 190–198, quiet, in CI and beside two CPU
- * hogs). Before this engine it got 103 of 200, which three quarters still refuses.
+ * The share asserted: a ceiling a loaded machine still meets. Alone on two cores the healthy endpoint got 200
+ * of 200 within 2 s on both stores (95 % is the aim); pinned to one core beside two or four CPU hogs 173–194
+ * on SQLite and 174–197 on PostgreSQL, beside four other webhook test files 182 and 200: the pace holds the
+ * crowd's first attempts on a busy loop, and the healthy endpoint's first waits for them once. Before
+ * 2026-11-29 it got 153–168 alone, and no more than about 171 could arrive: the process started 64 first
+ * attempts per half second, so its first waited about 8 s behind the crowd's
+ * (docs/decisions/hanging-endpoint-crowd.md, docs/performance.md).
  */
-const WITHIN_2S = 0.75;
+const WITHIN_2S = 0.85;
 const RATE_PER_SECOND = 5;
 const SECONDS = 40;
 const OPTIONS: HarnessOptions = {
