@@ -23,7 +23,8 @@ export async function postgresUnreachable(url: string): Promise<string | undefin
   }
 }
 
-async function admin(url: string, sql: string): Promise<void> {
+/** Runs one statement on a connection of its own to `url`. */
+export async function admin(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
