@@ -5,6 +5,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { outputClosed } from '../../dev/child-exit.js';
 import { type CliResult, runCli } from '../../dev/petstore-cli.js';
 import { formatFailure } from '../../src/commands/failure-message.js';
 import { REQUEST_DRAIN_MS } from '../../src/server/graceful-close.js';
@@ -492,6 +493,8 @@ describe('petstore CLI (node dist/cli.js)', () => {
       server.child.kill('SIGTERM');
       const exit = await server.exit;
       const took = Date.now() - termAt;
+      // 'exit' can come before the pipes have drained: the last lines may still be on their way.
+      await outputClosed(server.child);
       t.diagnostic(`the process ended ${took} ms after SIGTERM`);
       assert.deepEqual(exit, { code: 0, signal: null }, server.stdout() + server.stderr());
       const lines = server
