@@ -78,12 +78,28 @@ function freeAt(log: StartLog, limit: number, nth: number, now: number): number 
  * The log once the starts of `grant` were made by `madeAt`: its batch (the first of its time and size) is
  * counted from then, never earlier. Unchanged when the batch has left the log.
  */
-export function moveStarts(log: StartLog, grant: Pick<StartGrant, 'at' | 'granted'>, madeAt: number): StartLog {
+function moveStarts(log: StartLog, grant: Pick<StartGrant, 'at' | 'granted'>, madeAt: number): StartLog {
   const i = log.findIndex(([at, count]) => at === grant.at && count === grant.granted);
   const batch = log[i];
   if (batch === undefined || batch[0] >= madeAt) return log;
   return log.map((entry, j) => (j === i ? [madeAt, entry[1]] : entry));
 }
+
+/** A change of an endpoint's log, as a store applies it under the endpoint's lock: the log after, and its answer. */
+export type StartLogChange<T> = (log: StartLog) => { readonly log: StartLog; readonly result: T };
+
+/** takeStarts at the time the change runs (the lock is held): its grant is the answer. */
+export const taking =
+  (limit: number, wanted: number): StartLogChange<StartGrant> =>
+  (log) => {
+    const taken = takeStarts(log, limit, wanted, Date.now());
+    return { log: taken.log, result: taken.grant };
+  };
+
+/** moveStarts of `grant`'s batch, logged at `from`, to `madeAt`. */
+export const moving =
+  (grant: StartGrant, from: number, madeAt: number): StartLogChange<void> =>
+  (log) => ({ log: moveStarts(log, { at: from, granted: grant.granted }, madeAt), result: undefined });
 
 /** A log as a column keeps it (JSON); an unreadable one is empty, which can only let a few more start. */
 export function parseStartLog(text: string | null | undefined): StartLog {

@@ -1,4 +1,4 @@
-import { moveStarts, parseStartLog, type StartGrant, takeStarts } from '../../domain/start-window.js';
+import { moving, parseStartLog, type StartGrant, type StartLogChange, taking } from '../../domain/start-window.js';
 import type { HeldBackDelivery } from '../records.js';
 import type { EndpointStartStore } from '../store.js';
 import type { Database } from './postgres-db.js';
@@ -24,39 +24,12 @@ export class PostgresEndpointStartStore implements EndpointStartStore {
   }
 
   take(endpointId: number, limit: number, wanted: number): Promise<StartGrant> {
-    return this.#db.transaction(async (client) => {
-      const locked = await client.query<{ starts: string }>({
-        name: 'endpoint-starts-lock',
-        text: QUERIES.lock,
-        values: [endpointId],
-      });
-      // The time once the lock is held: takes of one endpoint are logged in the order they held it.
-      const taken = takeStarts(parseStartLog(locked.rows[0]?.starts), limit, wanted, Date.now());
-      await client.query({
-        name: 'endpoint-starts-write',
-        text: QUERIES.write,
-        values: [endpointId, JSON.stringify(taken.log)],
-      });
-      return taken.grant;
-    });
+    // The time once the lock is held: takes of one endpoint are logged in the order they held it.
+    return this.#change(endpointId, taking(limit, wanted));
   }
 
-  async made(endpointId: number, grant: StartGrant, from: number, madeAt: number): Promise<void> {
-    await this.#db.transaction(async (client) => {
-      const locked = await client.query<{ starts: string }>({
-        name: 'endpoint-starts-lock',
-        text: QUERIES.lock,
-        values: [endpointId],
-      });
-      const log = parseStartLog(locked.rows[0]?.starts);
-      const moved = moveStarts(log, { at: from, granted: grant.granted }, madeAt);
-      if (moved === log) return;
-      await client.query({
-        name: 'endpoint-starts-write',
-        text: QUERIES.write,
-        values: [endpointId, JSON.stringify(moved)],
-      });
-    });
+  made(endpointId: number, grant: StartGrant, from: number, madeAt: number): Promise<void> {
+    return this.#change(endpointId, moving(grant, from, madeAt));
   }
 
   async holdBack(deliveries: readonly HeldBackDelivery[]): Promise<void> {
@@ -66,5 +39,26 @@ export class PostgresEndpointStartStore implements EndpointStartStore {
       deliveries.map(({ delivery }) => delivery.claimedUntil),
       deliveries.map(({ until }) => until),
     ]);
+  }
+
+  /** One short transaction holding the endpoint's row of starts: its log read, changed, written if it changed. */
+  #change<T>(endpointId: number, change: StartLogChange<T>): Promise<T> {
+    return this.#db.transaction(async (client) => {
+      const locked = await client.query<{ starts: string }>({
+        name: 'endpoint-starts-lock',
+        text: QUERIES.lock,
+        values: [endpointId],
+      });
+      const before = parseStartLog(locked.rows[0]?.starts);
+      const { log, result } = change(before);
+      if (log !== before) {
+        await client.query({
+          name: 'endpoint-starts-write',
+          text: QUERIES.write,
+          values: [endpointId, JSON.stringify(log)],
+        });
+      }
+      return result;
+    });
   }
 }

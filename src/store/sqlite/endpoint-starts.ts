@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { moveStarts, parseStartLog, type StartGrant, takeStarts } from '../../domain/start-window.js';
+import { moving, parseStartLog, type StartGrant, type StartLogChange, taking } from '../../domain/start-window.js';
 import type { HeldBackDelivery } from '../records.js';
 import type { EndpointStartStore } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
@@ -31,20 +31,11 @@ export class SqliteEndpointStartStore implements EndpointStartStore {
   }
 
   take(endpointId: number, limit: number, wanted: number): Promise<StartGrant> {
-    return this.#writes.run(() => {
-      const log = parseStartLog(this.#read.get(endpointId)?.starts);
-      const taken = takeStarts(log, limit, wanted, Date.now());
-      this.#write.run(endpointId, JSON.stringify(taken.log));
-      return taken.grant;
-    });
+    return this.#change(endpointId, taking(limit, wanted));
   }
 
   made(endpointId: number, grant: StartGrant, from: number, madeAt: number): Promise<void> {
-    return this.#writes.run(() => {
-      const log = parseStartLog(this.#read.get(endpointId)?.starts);
-      const moved = moveStarts(log, { at: from, granted: grant.granted }, madeAt);
-      if (moved !== log) this.#write.run(endpointId, JSON.stringify(moved));
-    });
+    return this.#change(endpointId, moving(grant, from, madeAt));
   }
 
   async holdBack(deliveries: readonly HeldBackDelivery[]): Promise<void> {
@@ -54,6 +45,16 @@ export class SqliteEndpointStartStore implements EndpointStartStore {
         const values = { id: delivery.id, claimedUntil: delivery.claimedUntil.getTime(), until: until.getTime() };
         this.#holdBack.run(values);
       }
+    });
+  }
+
+  /** One write of the group commit: the endpoint's log read, changed, written if it changed. */
+  #change<T>(endpointId: number, change: StartLogChange<T>): Promise<T> {
+    return this.#writes.run(() => {
+      const before = parseStartLog(this.#read.get(endpointId)?.starts);
+      const { log, result } = change(before);
+      if (log !== before) this.#write.run(endpointId, JSON.stringify(log));
+      return result;
     });
   }
 }
