@@ -14,6 +14,7 @@ import { asDate } from '../shared/rows.js';
 import { type SecretsRow, secretsFromRow, secretsOf } from '../shared/webhook-rows.js';
 import type { DeliveryStore } from '../store.js';
 import type { SigningSecrets } from '../webhook-endpoint-records.js';
+import { DeliveriesVacuum } from './deliveries-vacuum.js';
 import { deliveryFinishBatch } from './delivery-finish-batch.js';
 import { freeSlots, type PostgresFanOut, UNQUEUED } from './fan-out.js';
 import type { Database } from './postgres-db.js';
@@ -93,6 +94,7 @@ export class PostgresDeliveryStore implements DeliveryStore {
   readonly #db: Database;
   readonly #fanOut: PostgresFanOut;
   readonly #finishes: StatementBatch<AttemptOutcome, AttemptRecorded, AttemptRecorded[]>;
+  readonly #vacuum: DeliveriesVacuum;
   /** The endpoint the last claim stopped at: the next starts after it. */
   #last = 0;
   /** The last claim took less than it could: the next one fans out first. */
@@ -103,6 +105,7 @@ export class PostgresDeliveryStore implements DeliveryStore {
     this.#db = db;
     this.#fanOut = fanOut;
     this.#finishes = deliveryFinishBatch(db, finishValues, DELIVERY_QUERIES.finish);
+    this.#vacuum = new DeliveriesVacuum(db);
   }
 
   async claim(query: ClaimQuery): Promise<DueDelivery[]> {
@@ -142,8 +145,12 @@ export class PostgresDeliveryStore implements DeliveryStore {
     return this.#fanOut.unreached();
   }
 
-  /** Outcomes that arrive together are recorded in one statement and one commit (deliveryFinishBatch). */
+  /**
+   * Outcomes that arrive together are recorded in one statement and one commit (deliveryFinishBatch); the
+   * table is vacuumed as they add up (DeliveriesVacuum).
+   */
   finish(outcome: AttemptOutcome): Promise<AttemptRecorded> {
+    this.#vacuum.recorded(1);
     return this.#finishes.run(outcome);
   }
 
