@@ -19,7 +19,10 @@ const MAY_VACUUM = `SELECT pg_has_role(c.relowner, 'USAGE')
  * minute by default). Recording an attempt leaves the row's pending version behind in the claim's index
  * (webhook_deliveries_due), and a claim walks those dead entries ahead of the live ones until a vacuum
  * removes them: measured over a drain of 60,000 deliveries, each claim read about 3,000 of them, and claims
- * and records took 4–7 ms a statement instead of about 1 (docs/decisions/deliveries-vacuumed.md). Each
+ * and records took 4–7 ms a statement instead of about 1 (docs/decisions/deliveries-vacuumed.md). ANALYZE
+ * with it: the statistics of a table that grew from nothing within the minute misled the planner once the
+ * vacuum had updated its size, and fan-out's probe for a subject's earlier delivery read the wrong index
+ * (1.6 s a step instead of 7 ms). Each
  * instance counts what it recorded; SKIP_LOCKED leaves the table to a vacuum already running (another
  * instance's, or autovacuum's) rather than waiting for it. A failed vacuum is only tried again later: the
  * table works without one, more slowly.
@@ -58,7 +61,7 @@ export class DeliveriesVacuum {
     try {
       this.#allowed ??= (await this.#db.rows<{ may: boolean }>('deliveries-may-vacuum', MAY_VACUUM, []))[0]?.may;
       if (this.#allowed !== true) return;
-      await this.#db.rows('deliveries-vacuum', 'VACUUM (SKIP_LOCKED) webhook_deliveries', []);
+      await this.#db.rows('deliveries-vacuum', 'VACUUM (ANALYZE, SKIP_LOCKED) webhook_deliveries', []);
     } catch {
       // An outage, or the store closing: the next count tries again.
     } finally {
