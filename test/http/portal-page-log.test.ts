@@ -115,7 +115,15 @@ eachBackend((backend) => {
       const rejected = entryOf(page, updated, /^Failed \(answered 422\) at [^;]+$/);
       const retried = entryOf(page, updated, /^Failed \(answered 422\) at .+; tried again at /);
       const markup = entryOf(page, deleted, /^Succeeded \(answered 200\)/);
-      for (const entry of [rejected, retried, markup]) await entry.waitFor({ timeout: 10_000 });
+      // pet.deleted waited for pet.updated (same pet) while that was being tried.
+      const waited = entryOf(page, deleted, /^Waited for evt_\w+ \(same pet\) from .+; sent at /);
+      for (const entry of [rejected, retried, markup, waited]) await entry.waitFor({ timeout: 10_000 });
+      // Marked as neither a failure nor a success: it was held back, and then sent.
+      const mark = (entry: Locator) =>
+        entry.evaluate((element) => (globalThis as any).getComputedStyle(element).borderLeftColor as string);
+      const marks = { waited: await mark(waited), failed: await mark(rejected), succeeded: await mark(markup) };
+      assert.notEqual(marks.waited, marks.failed, JSON.stringify(marks));
+      assert.notEqual(marks.waited, marks.succeeded, JSON.stringify(marks));
 
       // What came back: the status, how long it took, the body as the receiver wrote it.
       await rejected.getByText('What was sent and what came back').click();

@@ -113,7 +113,9 @@ export function deliveryEntry(
 ): DeliveryEntry {
   const eventLine = uniqueId('delivery-event');
   const outcome = el('p', { className: 'delivery-outcome' });
-  const element = el('li', { className: `card delivery delivery-${attempt.status}` }, [
+  // A delivery held back by its endpoint's ordering is no failure, though its entry is `pending`.
+  const kind = attempt.waitingFor === undefined ? attempt.status : 'waiting';
+  const element = el('li', { className: `card delivery delivery-${kind}` }, [
     outcome,
     el('p', { attributes: { id: eventLine } }, [
       `Attempt ${attempt.attempt}, ${TRIGGER_WORDS[attempt.trigger]}: ${attempt.type}, `,
