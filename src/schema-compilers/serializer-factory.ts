@@ -1,4 +1,5 @@
 import { type SerializerFactory, SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import { onFirstUse } from './first-use.js';
 
 type Schemas = Record<string, unknown>;
 
@@ -42,7 +43,8 @@ const compiled = new Map<string, Serializer>();
 /**
  * Fastify's own serializer compiler (fast-json-stringify), given only the shared schemas each response
  * schema uses: it validates and indexes every shared schema it is given, once for each of the 165
- * response schemas (route, method and status), the largest piece of start-up work. Same serializers.
+ * response schemas (route, method and status), the largest piece of start-up work. Same serializers, each
+ * compiled on its first use (first-use.ts).
  */
 export function serializerFactory(): SerializerFactory {
   const build = SerializerSelector();
@@ -50,11 +52,14 @@ export function serializerFactory(): SerializerFactory {
     const all = (shared ?? {}) as Schemas;
     const optionsText = JSON.stringify(options ?? {});
     return (route) => {
-      const used = referencedSchemas(route.schema, all);
-      const key = `${optionsText} ${JSON.stringify(route.schema)} ${JSON.stringify(used)}`;
-      const serialize = compiled.get(key) ?? (build(used, options)(route) as Serializer);
-      compiled.set(key, serialize);
-      return serialize;
+      const serializer = onFirstUse(() => {
+        const used = referencedSchemas(route.schema, all);
+        const key = `${optionsText} ${JSON.stringify(route.schema)} ${JSON.stringify(used)}`;
+        const serialize = compiled.get(key) ?? (build(used, options)(route) as Serializer);
+        compiled.set(key, serialize);
+        return serialize;
+      });
+      return (data: unknown) => serializer()(data);
     };
   };
 }

@@ -1,6 +1,7 @@
 import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { PATTERN_MESSAGE } from '../schemas/keywords.js';
+import { onFirstUse } from './first-use.js';
 
 type SchemaObject = { $id?: string; type?: string; properties?: Record<string, SchemaObject> };
 
@@ -64,15 +65,18 @@ function compilerFor(shared: readonly AnySchema[]): Compiler {
   return compiler;
 }
 
-/** Validators for every route: strict JSON bodies, strictly coerced query strings and path parameters. */
+/**
+ * Validators for every route: strict JSON bodies, strictly coerced query strings and path parameters; each
+ * compiled on its first use (first-use.ts).
+ */
 export function validatorCompiler(shared: readonly AnySchema[]): FastifySchemaCompiler<SchemaObject> {
   const compiler = compilerFor(shared);
   return ({ schema, httpPart }) => {
-    if (httpPart === 'body') return compile(compiler, schema);
-    const validate = compile(compiler, schema);
-    const coerce = integerCoercer(schema);
+    const validator = onFirstUse(() => compile(compiler, schema));
+    const coerce = httpPart === 'body' ? undefined : integerCoercer(schema);
     const run = (data: Record<string, unknown> | null) => {
-      if (data !== null && typeof data === 'object') coerce(data);
+      const validate = validator();
+      if (coerce !== undefined && data !== null && typeof data === 'object') coerce(data);
       const valid = validate(data);
       run.errors = validate.errors ?? null;
       return valid;
