@@ -12,6 +12,7 @@ import { eachBackend } from '../helpers/harness.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
 import { BACKENDS, type StoreBackend } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { toolEnv } from '../helpers/tool-env.js';
 
 /** The built package (`npm run build` first): what a consumer installs. */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -61,9 +62,10 @@ test('the built client imports nothing but its own files and node: built-ins', (
 async function tsc(dir: string, args: string[]): Promise<void> {
   const bin = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const typeRoots = join(ROOT, 'node_modules', '@types');
-  const result = await run(process.execPath, [bin, ...args, '--typeRoots', typeRoots], { cwd: dir }).catch(
-    (error: { stdout: string; stderr: string }) => assert.fail(`tsc: ${error.stdout}${error.stderr}`),
-  );
+  const result = await run(process.execPath, [bin, ...args, '--typeRoots', typeRoots], {
+    cwd: dir,
+    env: toolEnv(),
+  }).catch((error: { stdout: string; stderr: string }) => assert.fail(`tsc: ${error.stdout}${error.stderr}`));
   assert.equal(result.stdout, '');
 }
 
@@ -141,9 +143,8 @@ test('`npm run pack:client`: the client alone, installable with no dependencies'
   const { stdout } = await run(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'dev', 'pack-client.ts'), '--out', out],
-    {
-      cwd: ROOT,
-    },
+    // It packs dist/client with TypeScript and npm, and runs no line of src/.
+    { cwd: ROOT, env: toolEnv() },
   );
   const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   const tarball = join(out, `petstore-client-${version}.tgz`);
@@ -151,7 +152,7 @@ test('`npm run pack:client`: the client alone, installable with no dependencies'
 
   // A project of its own, away from this checkout, so nothing of the service's node_modules is in reach.
   const dir = tempDir(t);
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], { cwd: dir });
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], { cwd: dir, env: toolEnv() });
 
   await t.test('installs petstore-client and nothing else', () => {
     const installed = readdirSync(join(dir, 'node_modules')).filter((name) => !name.startsWith('.'));

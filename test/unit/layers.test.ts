@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { tempDir } from '../helpers/temp-dir.js';
+import { toolEnv } from '../helpers/tool-env.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -29,7 +30,7 @@ test('npm run layers refuses each planted import by its rule, in a copy of src/'
 
   const depcruise = join(ROOT, 'node_modules/.bin/depcruise');
   const args = ['src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'];
-  const failed = await promisify(execFile)(depcruise, args, { cwd: copy }).then(
+  const failed = await promisify(execFile)(depcruise, args, { cwd: copy, env: toolEnv() }).then(
     () => assert.fail('the planted imports passed'),
     (error: { stdout: string }) => error.stdout,
   );
