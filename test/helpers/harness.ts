@@ -1,4 +1,4 @@
-import { type TestContext, test } from 'node:test';
+import { after, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
@@ -45,6 +45,11 @@ export interface Harness {
   sql(text: string): Promise<Record<string, unknown>[]>;
   /** Creates pets over HTTP and returns them in creation order. */
   createPets(count: number, make?: (i: number) => Record<string, unknown>): Promise<any[]>;
+}
+
+/** Where a harness registers what stops it: a test's context, or a block's (sharedHarness). */
+interface CleanUp {
+  after(fn: () => unknown): void;
 }
 
 export interface HarnessOptions {
@@ -97,7 +102,7 @@ export function parseJson(text: string): any {
   }
 }
 
-async function listen(t: TestContext, store: Store, options: HarnessOptions) {
+async function listen(t: CleanUp, store: Store, options: HarnessOptions) {
   const app = await buildApp({
     store,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -151,11 +156,7 @@ function harness(
 }
 
 /** Starts the service on a real port over a fresh store of the given backend, with keys of each scope. */
-export async function startHarness(
-  t: TestContext,
-  backend: StoreBackend,
-  options: HarnessOptions = {},
-): Promise<Harness> {
+export async function startHarness(t: CleanUp, backend: StoreBackend, options: HarnessOptions = {}): Promise<Harness> {
   const fixture = await backend.create();
   t.after(() => fixture.dispose());
   const { store } = fixture;
@@ -174,6 +175,24 @@ export async function startHarness(
   };
   const { app, url } = await listen(t, store, options);
   return harness(app, url, store, fixture, keys, startInstance, issueKey);
+}
+
+/**
+ * One harness for the tests of a `describe` block that only read what a fresh service serves (the OpenAPI
+ * document): the first test to call the result starts it, and it stops after the block. Building the app
+ * is most of a test's CPU where the test itself only reads; a test that changes anything starts its own.
+ */
+export function sharedHarness(backend: StoreBackend, options: HarnessOptions = {}): () => Promise<Harness> {
+  const cleanups: (() => unknown)[] = [];
+  after(async () => {
+    // In the order they were added, as a test's own after hooks run.
+    for (const cleanup of cleanups) await cleanup();
+  });
+  let started: Promise<Harness> | undefined;
+  return () => {
+    started ??= startHarness({ after: (fn) => void cleanups.push(fn) }, backend, options);
+    return started;
+  };
 }
 
 /**

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { ERROR_CODES } from '../../src/schemas/error-codes.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import type { Store } from '../../src/store/store.js';
-import { eachBackend, expectError, request, startHarness } from '../helpers/harness.js';
+import { eachBackend, expectError, request, sharedHarness, startHarness } from '../helpers/harness.js';
 
 /** A store whose every method fails the way a broken disk or database would. */
 function brokenStore(real: Store): Store {
@@ -36,8 +36,11 @@ function brokenStore(real: Store): Store {
 
 eachBackend((backend) => {
   describe(`errors [${backend.name}]`, () => {
-    test('unknown routes are 404 with the Error body', async (t) => {
-      const h = await startHarness(t, backend);
+    // The tests that only read share one service; those that change data start their own.
+    const readOnly = sharedHarness(backend);
+
+    test('unknown routes are 404 with the Error body', async () => {
+      const h = await readOnly();
       for (const path of ['/', '/nope', '/v2/pets', '/v1/pets/1/owner']) {
         assert.match(expectError(await h.call('GET', path), 404, 'not_found'), /no route/, path);
       }
@@ -45,8 +48,8 @@ eachBackend((backend) => {
       expectError(await h.call('GET', '/v1/pets/'), 400, 'invalid_request');
     });
 
-    test('wrong methods are 405 with Allow and the Error body', async (t) => {
-      const h = await startHarness(t, backend);
+    test('wrong methods are 405 with Allow and the Error body', async () => {
+      const h = await readOnly();
       const cases: Array<[string, string, string]> = [
         ['DELETE', '/v1/pets', 'GET, HEAD, POST'],
         ['PUT', '/v1/pets', 'GET, HEAD, POST'],
@@ -64,8 +67,8 @@ eachBackend((backend) => {
       expectError(await h.call('DELETE', '/v1/pets', { key: null }), 401, 'unauthorized');
     });
 
-    test('TRACE, which fetch cannot send, is 405 with Allow on a path that exists', async (t) => {
-      const h = await startHarness(t, backend);
+    test('TRACE, which fetch cannot send, is 405 with Allow on a path that exists', async () => {
+      const h = await readOnly();
       const trace = (path: string) =>
         new Promise<{ status: number; allow: string | undefined; text: string }>((resolve, reject) => {
           const req = http.request(h.url + path, {
@@ -153,8 +156,8 @@ eachBackend((backend) => {
       assert.ok(ready.headers.get('retry-after'));
     });
 
-    test('every error response is application/json with exactly code, message and status', async (t) => {
-      const h = await startHarness(t, backend);
+    test('every error response is application/json with exactly code, message and status', async () => {
+      const h = await readOnly();
       const results = [
         await h.call('GET', '/v1/pets', { key: null }),
         await h.call('GET', '/v1/pets?limit=0'),
@@ -172,8 +175,8 @@ eachBackend((backend) => {
       }
     });
 
-    test('health and readiness are public', async (t) => {
-      const h = await startHarness(t, backend);
+    test('health and readiness are public', async () => {
+      const h = await readOnly();
       const health = await h.call('GET', '/healthz', { key: null });
       assert.equal(health.status, 200);
       assert.deepEqual(health.json, { status: 'ok' });

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { type CallResult, eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
+import {
+  type CallResult,
+  eachBackend,
+  expectError,
+  type Harness,
+  sharedHarness,
+  startHarness,
+} from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 
 /** The `$id` under which the whole fetched document is loaded into Ajv, so its local `$ref`s resolve. */
@@ -134,8 +141,11 @@ function assertMatches(validators: Validators, result: CallResult, operationId: 
 
 eachBackend((backend) => {
   describe(`OpenAPI document [${backend.name}]`, () => {
-    test('is served without a key and is a valid OpenAPI 3.1 document', async (t) => {
-      const h = await startHarness(t, backend);
+    // The tests that only read the document share one service; those that change data start their own.
+    const documentHarness = sharedHarness(backend);
+
+    test('is served without a key and is a valid OpenAPI 3.1 document', async () => {
+      const h = await documentHarness();
       const doc = await fetchDocument(h);
       const validator = new Validator();
       const result = await validator.validate(structuredClone(doc));
@@ -152,8 +162,8 @@ eachBackend((backend) => {
       }
     });
 
-    test('version, servers and paths', async (t) => {
-      const h = await startHarness(t, backend);
+    test('version, servers and paths', async () => {
+      const h = await documentHarness();
       const doc = await fetchDocument(h);
       assert.match(doc.openapi, /^3\.1\.\d+$/);
       assert.equal(doc.info?.version, '1.0.0');
@@ -185,8 +195,8 @@ eachBackend((backend) => {
       assert.equal(doc.servers[0].url, 'https://pets.example.com/v1');
     });
 
-    test('operations: ids, methods, paths and deprecation', async (t) => {
-      const h = await startHarness(t, backend);
+    test('operations: ids, methods, paths and deprecation', async () => {
+      const h = await documentHarness();
       const doc = await fetchDocument(h);
       const all = operations(doc);
       const ids = all.map((o) => o.operation.operationId);
@@ -216,8 +226,8 @@ eachBackend((backend) => {
       assert.equal(body?.content?.['application/json']?.schema?.$ref, '#/components/schemas/NewPet');
     });
 
-    test('bearer authentication applies to every operation', async (t) => {
-      const h = await startHarness(t, backend);
+    test('bearer authentication applies to every operation', async () => {
+      const h = await documentHarness();
       const doc = await fetchDocument(h);
       const schemes = Object.entries<any>(doc.components?.securitySchemes ?? {}).filter(
         ([, scheme]) => scheme.type === 'http' && String(scheme.scheme).toLowerCase() === 'bearer',
@@ -237,8 +247,8 @@ eachBackend((backend) => {
       }
     });
 
-    test('listPets query parameters', async (t) => {
-      const h = await startHarness(t, backend);
+    test('listPets query parameters', async () => {
+      const h = await documentHarness();
       const doc = await fetchDocument(h);
       const limit = queryParameter(doc, 'listPets', 'limit');
       assert.notEqual(limit.required, true);
@@ -255,15 +265,15 @@ eachBackend((backend) => {
       assert.equal(cursor.schema.type, 'string');
     });
 
-    test('documented headers: Link on listPets 200, Location on createPet 201', async (t) => {
-      const h = await startHarness(t, backend);
+    test('documented headers: Link on listPets 200, Location on createPet 201', async () => {
+      const h = await documentHarness();
       const doc = await fetchDocument(h);
       assert.ok(headerNames(operationById(doc, 'listPets').operation.responses?.['200']).includes('link'));
       assert.ok(headerNames(operationById(doc, 'createPet').operation.responses?.['201']).includes('location'));
     });
 
-    test('error responses: the statuses each operation needs, all with the Error body', async (t) => {
-      const h = await startHarness(t, backend);
+    test('error responses: the statuses each operation needs, all with the Error body', async () => {
+      const h = await documentHarness();
       const doc = await fetchDocument(h);
       const required: Record<string, string[]> = {
         listPets: ['400', '401', '403'],
@@ -301,8 +311,8 @@ eachBackend((backend) => {
       }
     });
 
-    test('components.schemas: Pet, NewPet, PetStatus, Error', async (t) => {
-      const h = await startHarness(t, backend);
+    test('components.schemas: Pet, NewPet, PetStatus, Error', async () => {
+      const h = await documentHarness();
       const doc = await fetchDocument(h);
       const schemas = doc.components?.schemas ?? {};
       for (const name of ['Pet', 'NewPet', 'PetStatus', 'Error'])
@@ -325,8 +335,8 @@ eachBackend((backend) => {
       assert.equal(newPet.properties.status.default, undefined);
     });
 
-    test('the body validators catch bodies that break the schemas', async (t) => {
-      const h = await startHarness(t, backend);
+    test('the body validators catch bodies that break the schemas', async () => {
+      const h = await documentHarness();
       const validators = bodyValidators(await fetchDocument(h));
       const pet = validators.response('getPet', 200);
       const good = { id: 1, name: 'Rex', categoryId: 1, status: 'available' };
@@ -348,8 +358,8 @@ eachBackend((backend) => {
       assert.equal(error({ ...notFound, status: '404' }), false, 'a string status is refused');
     });
 
-    test('the store area: orders operations, the Order schema, 409s, marked as an extension', async (t) => {
-      const h = await startHarness(t, backend);
+    test('the store area: orders operations, the Order schema, 409s, marked as an extension', async () => {
+      const h = await documentHarness();
       const doc = await fetchDocument(h);
       const expected = {
         listOrders: 'get /store/orders',
