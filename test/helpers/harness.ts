@@ -1,4 +1,4 @@
-import { after, test } from 'node:test';
+import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
@@ -6,23 +6,8 @@ import type { Scope } from '../../src/domain/api-key.js';
 import type { RateLimitOptions } from '../../src/rate-limit/rate-limit-plugins.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import type { Store } from '../../src/store/store.js';
-import { BACKENDS, type StoreBackend, type StoreFixture } from './stores.js';
-
-export interface CallOptions {
-  /** The bearer key; `null` sends no Authorization header. Defaults to a key with every scope. */
-  key?: string | null;
-  /** An object is sent as JSON; a string is sent as it is. */
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-export interface CallResult {
-  status: number;
-  headers: Headers;
-  text: string;
-  /** The parsed JSON body, or undefined when the body is not JSON. */
-  json: any;
-}
+import { type CallOptions, type CallResult, request } from './calls.js';
+import type { StoreBackend, StoreFixture } from './stores.js';
 
 export interface Harness {
   readonly url: string;
@@ -71,35 +56,6 @@ export interface HarnessOptions {
   readonly trustProxy?: readonly string[];
   /** Where the service's log lines go (none when absent). */
   readonly logger?: AppOptions['logger'];
-}
-
-export async function request(
-  url: string,
-  method: string,
-  path: string,
-  options: CallOptions,
-  defaultKey?: string,
-): Promise<CallResult> {
-  const headers: Record<string, string> = { ...options.headers };
-  const key = options.key === undefined ? defaultKey : options.key;
-  if (key !== null && key !== undefined) headers.authorization = `Bearer ${key}`;
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const response = await fetch(url + path, { method, headers, ...(body === undefined ? {} : { body }) });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, text, json: parseJson(text) };
-}
-
-/** The value of a JSON text, or undefined when the text is not JSON. */
-export function parseJson(text: string): any {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 async function listen(t: CleanUp, store: Store, options: HarnessOptions) {
@@ -193,37 +149,4 @@ export function sharedHarness(backend: StoreBackend, options: HarnessOptions = {
     started ??= startHarness({ after: (fn) => void cleanups.push(fn) }, backend, options);
     return started;
   };
-}
-
-/**
- * Runs `fn` once per store backend. A backend this machine lacks shows as one skipped test with the reason:
- * a test, not a suite, because node's summary counts skipped tests only (`# skipped 0` hid the half).
- */
-export function eachBackend(fn: (backend: StoreBackend) => void): void {
-  for (const backend of BACKENDS) {
-    if (backend.skip === undefined) fn(backend);
-    else test(`[${backend.name}] every test of this file`, { skip: backend.skip }, () => undefined);
-  }
-}
-
-/** Asserts the response is an Error body with this status and code; returns its message. */
-export function expectError(result: CallResult, status: number, code: string): string {
-  const problems: string[] = [];
-  if (result.status !== status) problems.push(`status ${result.status}, expected ${status}`);
-  if (!result.headers.get('content-type')?.startsWith('application/json')) {
-    problems.push(`content-type ${result.headers.get('content-type')}`);
-  }
-  const body = result.json;
-  if (
-    typeof body !== 'object' ||
-    body === null ||
-    body.code !== code ||
-    body.status !== status ||
-    typeof body.message !== 'string' ||
-    Object.keys(body).sort().join() !== 'code,message,status'
-  ) {
-    problems.push(`body ${result.text}, expected code ${code}`);
-  }
-  if (problems.length > 0) throw new Error(problems.join('; '));
-  return body.message;
 }

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { type CallResult, parseJson } from './harness.js';
+import { type CallResult, parseJson } from './calls.js';
 
 /** One Server-Sent Events frame: an event (id, event, data) or a comment line. */
 export interface SseFrame {

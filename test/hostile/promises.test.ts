@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { expectError } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
 import { sized } from './body-generators.js';
 import { snapshot } from './oracle.js';
 import { BODY_LIMIT } from './settings.js';

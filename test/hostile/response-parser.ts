@@ -1,4 +1,4 @@
-import { parseJson } from '../helpers/harness.js';
+import { parseJson } from '../helpers/calls.js';
 import type { HostileResponse } from './requests.js';
 
 /** Reads an HTTP/1.1 response off the bytes of a raw socket: status line, headers, a chunked or sized body. */

@@ -1,4 +1,4 @@
-import { parseJson } from '../helpers/harness.js';
+import { parseJson } from '../helpers/calls.js';
 import { rawBytes, rawExchange } from './raw-http-client.js';
 import type { Counter, HostileRequest, HostileResponse } from './requests.js';
 

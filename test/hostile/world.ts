@@ -32,8 +32,8 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext } from 'node:test';
 import fc from 'fast-check';
-import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { type Operation, operationsOf, type Schema } from './openapi-operations.js';
 import { applyEffect, checkResponse, type Snapshot, snapshot } from './oracle.js';
 import { Counter, type HostileRequest, summary } from './requests.js';

@@ -4,8 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, waitUntil } from '../../dev/eventually.js';
 import { PetstoreClient } from '../../src/client/index.js';
 import { CLI_AUDIT } from '../../src/domain/audit.js';
-import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { expectError } from '../helpers/calls.js';
+import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**

@@ -3,7 +3,9 @@ import { describe, test } from 'node:test';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { CLI_AUDIT } from '../../src/domain/audit.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
-import { eachBackend, expectError, startHarness } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
+import { startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 const REALM = 'Bearer realm="petstore"';
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';

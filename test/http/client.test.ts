@@ -19,8 +19,9 @@ import {
   retryDelayMs,
 } from '../../src/client/retry.js';
 import { MemoryRateLimiter } from '../../src/rate-limit/memory-rate-limiter.js';
-import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
+import { eachBackend } from '../helpers/stores.js';
 import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
 
 function clientFor(h: Harness, options: Partial<PetstoreClientOptions> = {}): PetstoreClient {

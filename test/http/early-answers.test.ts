@@ -5,7 +5,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../../src/server/fastify-options.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
-import { type CallResult, expectError, parseJson } from '../helpers/harness.js';
+import { type CallResult, expectError, parseJson } from '../helpers/calls.js';
 import { cliEnv, firstKey, freshDatabaseUrl, startServe } from '../helpers/process.js';
 import { BACKENDS } from '../helpers/stores.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
-import { request } from '../helpers/harness.js';
+import { request } from '../helpers/calls.js';
 import { BACKENDS } from '../helpers/stores.js';
 import { OPEN_BEFORE } from '../helpers/upgrade.js';
 

@@ -7,7 +7,9 @@ import { buildApp } from '../../src/app.js';
 import { ERROR_CODES } from '../../src/schemas/error-codes.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import type { Store } from '../../src/store/store.js';
-import { eachBackend, expectError, request, sharedHarness, startHarness } from '../helpers/harness.js';
+import { expectError, request } from '../helpers/calls.js';
+import { sharedHarness, startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 /** A store whose every method fails the way a broken disk or database would. */
 function brokenStore(real: Store): Store {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
-import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
+import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
 import { portalSession } from '../helpers/portal-session.js';
 import { settledFeed } from '../helpers/settled-feed.js';
+import { eachBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**

@@ -7,11 +7,12 @@ import type { FastifyInstance } from 'fastify';
 import { waitUntil } from '../../dev/eventually.js';
 import { buildApp } from '../../src/app.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
+import { type CallResult, expectError } from '../helpers/calls.js';
 import { recordEveryType, SENDS_LOCALLY } from '../helpers/every-event-type.js';
-import { type CallResult, eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 import { isStream, openStream, type SseStream } from '../helpers/sse-client.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 
 /** For what happens in the service's own process: a quick look, often. */
 const QUICK = { timeoutMs: 2000, everyMs: 10 };

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { expectError } from '../helpers/calls.js';
 import { recordEveryType, SENDS_LOCALLY } from '../helpers/every-event-type.js';
-import { eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
+import { eachBackend } from '../helpers/stores.js';
 
 /** The cursor of a response's `Link: rel="next"`, which the feed always sends. */
 function nextCursor(result: { headers: Headers }): string {

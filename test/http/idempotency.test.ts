@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pg from 'pg';
 import { issueApiKey } from '../../src/services/api-keys.js';
-import { eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
-import { postgresUrl } from '../helpers/stores.js';
+import { expectError } from '../helpers/calls.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend, postgresUrl } from '../helpers/stores.js';
 
 const withKey = (key: string) => ({ 'idempotency-key': key });
 

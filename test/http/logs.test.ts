@@ -8,7 +8,7 @@ import { CLI, createKey } from '../../dev/petstore-cli.js';
 import { buildApp } from '../../src/app.js';
 import { loggerOptions } from '../../src/process/log-stream.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
-import { request } from '../helpers/harness.js';
+import { request } from '../helpers/calls.js';
 import { sparePort } from '../helpers/pg-cluster.js';
 import { cliEnv } from '../helpers/process.js';
 import { BACKENDS } from '../helpers/stores.js';

@@ -4,9 +4,9 @@ import { describe, test } from 'node:test';
 import type { Rate } from '../../src/domain/token-bucket.js';
 import { MemoryRateLimiter } from '../../src/rate-limit/memory-rate-limiter.js';
 import { RedisRateLimiter } from '../../src/rate-limit/redis-rate-limiter.js';
-import { eachBackend, startHarness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
 import { sparePort } from '../helpers/pg-cluster.js';
-import { BACKENDS } from '../helpers/stores.js';
+import { BACKENDS, eachBackend } from '../helpers/stores.js';
 
 const sqlite = BACKENDS[0] as (typeof BACKENDS)[number];
 

@@ -2,15 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import {
-  type CallResult,
-  eachBackend,
-  expectError,
-  type Harness,
-  sharedHarness,
-  startHarness,
-} from '../helpers/harness.js';
+import { type CallResult, expectError } from '../helpers/calls.js';
+import { type Harness, sharedHarness, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
+import { eachBackend } from '../helpers/stores.js';
 
 /** The `$id` under which the whole fetched document is loaded into Ajv, so its local `$ref`s resolve. */
 const DOCUMENT_ID = 'https://petstore.test/openapi.json';

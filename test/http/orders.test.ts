@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 async function availablePet(h: Harness, name = 'Rex'): Promise<{ id: number }> {
   const result = await h.call('POST', '/v1/pets', { body: { name, categoryId: 1 } });

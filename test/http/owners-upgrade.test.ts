@@ -3,7 +3,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { displayPrefix, generateApiKey, hashApiKey } from '../../src/domain/api-key.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
-import { expectError, request } from '../helpers/harness.js';
+import { expectError, request } from '../helpers/calls.js';
 import { BACKENDS } from '../helpers/stores.js';
 import { OPEN_BEFORE } from '../helpers/upgrade.js';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 /** How many times the store was asked for a page of pets, from /metrics. */
 async function storeListCalls(h: Harness): Promise<number> {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { type CallResult, eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
+import { type CallResult, expectError } from '../helpers/calls.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 import { isStream, openStream } from '../helpers/sse-client.js';
+import { eachBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /** Pets you can correct (issue 38): PATCH and DELETE /v1/pets/{petId}, their versions and their events. */

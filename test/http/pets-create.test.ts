@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 

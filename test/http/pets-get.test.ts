@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eachBackend, expectError, startHarness } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
+import { startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
 

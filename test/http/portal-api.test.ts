@@ -5,9 +5,10 @@ import { CLI_AUDIT } from '../../src/domain/audit.js';
 import type { Rate } from '../../src/domain/token-bucket.js';
 import { MemoryRateLimiter } from '../../src/rate-limit/memory-rate-limiter.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
-import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
+import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
 import { redisLimiter } from '../helpers/redis.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { testLookup } from '../helpers/webhooks.js';
 
 /**

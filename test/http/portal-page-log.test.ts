@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Locator, Page } from 'playwright-core';
-import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
 import {
   createEndpoint,
   NARROW,
@@ -16,6 +16,7 @@ import {
   statusSays,
   WIDTHS,
 } from '../helpers/portal-browser.js';
+import { eachBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**

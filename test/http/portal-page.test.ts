@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
-import { eachBackend, expectError, startHarness } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
+import { startHarness } from '../helpers/harness.js';
 import {
   alertText,
   createEndpoint,
@@ -27,7 +28,7 @@ import {
   UNLABELLED,
   WIDTHS,
 } from '../helpers/portal-browser.js';
-import { BACKENDS } from '../helpers/stores.js';
+import { BACKENDS, eachBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { deliveryLog, hmacVerifies, verifiedBy } from '../helpers/webhooks.js';
 

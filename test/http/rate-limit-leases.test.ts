@@ -4,8 +4,9 @@ import { describe, type TestContext, test } from 'node:test';
 import autocannon from 'autocannon';
 import type { Rate } from '../../src/domain/token-bucket.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
+import type { CallResult } from '../helpers/calls.js';
 import { failUntilRefused } from '../helpers/failed-authentication.js';
-import { type CallResult, type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
 import { commandsRun, privateRedis, redisLimiter } from '../helpers/redis.js';
 import { BACKENDS } from '../helpers/stores.js';
 

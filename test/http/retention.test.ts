@@ -5,8 +5,9 @@ import { waitUntil } from '../../dev/eventually.js';
 import { buildApp } from '../../src/app.js';
 import { EXPIRED_DELIVERY_ERROR } from '../../src/domain/delivery-status.js';
 import { loggerOptions } from '../../src/process/log-stream.js';
-import { eachBackend, startHarness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
+import { eachBackend } from '../helpers/stores.js';
 import { createEndpoint, testLookup } from '../helpers/webhooks.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -4,7 +4,8 @@ import { describe, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
 import type { Answer } from '../../dev/webhook-receiver.js';
 import { loggerOptions } from '../../src/process/log-stream.js';
-import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eachBackend, type HarnessOptions, startHarness } from '../helpers/harness.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**

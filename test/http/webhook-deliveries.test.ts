@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { eventId } from '../../src/representations/resources.js';
-import { eachBackend, expectError, type Harness } from '../helpers/harness.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { expectError } from '../helpers/calls.js';
+import type { Harness } from '../helpers/harness.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
 
 interface LoggedAttempt {

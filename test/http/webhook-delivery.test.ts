@@ -12,10 +12,11 @@ import { issueApiKey } from '../../src/services/api-keys.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { PER_ENDPOINT } from '../../src/webhooks/dispatcher.js';
 import type { Lookup } from '../../src/webhooks/target-policy.js';
-import { eachBackend, type Harness, type HarnessOptions, request, startHarness } from '../helpers/harness.js';
+import { request } from '../helpers/calls.js';
+import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
 import { createPgCluster, pgClusterUnavailable, sparePort } from '../helpers/pg-cluster.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
-import { postgresConfig, type StoreBackend } from '../helpers/stores.js';
+import { eachBackend, postgresConfig, type StoreBackend } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 

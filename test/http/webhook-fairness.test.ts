@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import type { Receiver } from '../../dev/webhook-receiver.js';
 import { PER_ENDPOINT } from '../../src/webhooks/dispatcher.js';
-import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
 import type { Answer } from '../../dev/webhook-receiver.js';
-import { eachBackend, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { counted, deliveryLog } from '../helpers/webhooks.js';
 

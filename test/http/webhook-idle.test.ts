@@ -6,7 +6,7 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { request } from '../helpers/harness.js';
+import { request } from '../helpers/calls.js';
 import { createPgCluster, pgClusterUnavailable } from '../helpers/pg-cluster.js';
 import { postgresConfig } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';

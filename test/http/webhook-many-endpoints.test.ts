@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**

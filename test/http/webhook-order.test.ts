@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Received } from '../../dev/webhook-receiver.js';
-import { eachBackend, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { createEndpoint, deliveryLog } from '../helpers/webhooks.js';
 

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
 import { CLI_AUDIT } from '../../src/domain/audit.js';
-import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { expectError } from '../helpers/calls.js';
+import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { testLookup } from '../helpers/webhooks.js';
 

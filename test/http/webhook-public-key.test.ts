@@ -4,7 +4,9 @@ import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import type { Received } from '../../dev/webhook-receiver.js';
 import { loggerOptions } from '../../src/process/log-stream.js';
-import { type CallResult, eachBackend, expectError, type Harness, startHarness } from '../helpers/harness.js';
+import { type CallResult, expectError } from '../helpers/calls.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { createEndpoint, hmacVerifies, startWebhookHarness, verifiedBy } from '../helpers/webhooks.js';
 

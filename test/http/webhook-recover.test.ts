@@ -3,7 +3,9 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import type { Receiver } from '../../dev/webhook-receiver.js';
-import { eachBackend, expectError, type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
+import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
 

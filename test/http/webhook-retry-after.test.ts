@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
 import type { Answer, Receiver } from '../../dev/webhook-receiver.js';
-import { eachBackend, type Harness, startHarness } from '../helpers/harness.js';
-import type { StoreBackend } from '../helpers/stores.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { deliveryLog } from '../helpers/webhooks.js';
 

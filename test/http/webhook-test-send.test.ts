@@ -2,16 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
-import {
-  type CallResult,
-  eachBackend,
-  expectError,
-  type Harness,
-  type HarnessOptions,
-  startHarness,
-} from '../helpers/harness.js';
+import { type CallResult, expectError } from '../helpers/calls.js';
+import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
 import { settledFeed } from '../helpers/settled-feed.js';
 import { isStream, openStream, type SseStream } from '../helpers/sse-client.js';
+import { eachBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { createEndpoint, deliveryLog } from '../helpers/webhooks.js';
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEFAULT_SUBSCRIPTION } from '../../src/domain/event-types.js';
-import { eachBackend, expectError } from '../helpers/harness.js';
+import { expectError } from '../helpers/calls.js';
+import { eachBackend } from '../helpers/stores.js';
 import { createEndpoint, startWebhookHarness } from '../helpers/webhooks.js';
 
 const FIELDS = [

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { cliStdout, createKey } from '../../dev/petstore-cli.js';
-import { eachBackend, request } from '../helpers/harness.js';
+import { request } from '../helpers/calls.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
+import { eachBackend } from '../helpers/stores.js';
 
 /**
  * The audit log against a real `serve` killed with SIGKILL in the middle of endpoint changes: each entry

@@ -9,7 +9,7 @@ import { outputClosed } from '../../dev/child-exit.js';
 import { type CliResult, runCli } from '../../dev/petstore-cli.js';
 import { formatFailure } from '../../src/commands/failure-message.js';
 import { REQUEST_DRAIN_MS } from '../../src/server/graceful-close.js';
-import { expectError, request } from '../helpers/harness.js';
+import { expectError, request } from '../helpers/calls.js';
 import { bodyOf, openConnection } from '../helpers/keep-alive.js';
 import { cliEnv, firstKey, KEY_PATTERN, startServe } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-dir.js';

@@ -8,9 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { createKey } from '../../dev/petstore-cli.js';
-import { eachBackend } from '../helpers/harness.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
-import { BACKENDS, type StoreBackend } from '../helpers/stores.js';
+import { BACKENDS, eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { toolEnv } from '../helpers/tool-env.js';
 

@@ -5,10 +5,11 @@ import { describe, type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../../dev/eventually.js';
 import { createKey } from '../../dev/petstore-cli.js';
+import { request } from '../helpers/calls.js';
 import { freePort, runCollecting as run } from '../helpers/child-output.js';
-import { eachBackend, request } from '../helpers/harness.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
 import { settledFeed } from '../helpers/settled-feed.js';
+import { eachBackend } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** The consumer guide's programs are separate processes: they get time to start and to print. */

@@ -5,7 +5,8 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../../dev/eventually.js';
 import { freePort, runCollecting } from '../helpers/child-output.js';
-import { eachBackend, startHarness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** The receiver is a separate process: it gets time to start and to print. */

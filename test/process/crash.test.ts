@@ -4,8 +4,9 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { createKey } from '../../dev/petstore-cli.js';
-import { eachBackend, request } from '../helpers/harness.js';
+import { request } from '../helpers/calls.js';
 import { cliEnv, freshDatabaseUrl, type ServeProcess, startServe } from '../helpers/process.js';
+import { eachBackend } from '../helpers/stores.js';
 
 /**
  * Process-level durability and shutdown: real `serve` processes killed with SIGKILL or stopped with

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import { createKey } from '../../dev/petstore-cli.js';
-import { type CallResult, request } from '../helpers/harness.js';
+import { type CallResult, request } from '../helpers/calls.js';
 import { cliEnv, type ServeProcess, startServe } from '../helpers/process.js';
 import { BACKENDS, createPostgresSchema } from '../helpers/stores.js';
 

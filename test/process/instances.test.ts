@@ -4,8 +4,9 @@ import http from 'node:http';
 import { describe, test } from 'node:test';
 import { waitUntil } from '../../dev/eventually.js';
 import { createKey, runCli } from '../../dev/petstore-cli.js';
-import { eachBackend, request } from '../helpers/harness.js';
+import { request } from '../helpers/calls.js';
 import { cliEnv, firstKey, freshDatabaseUrl, KEY_PATTERN, type ServeProcess, startServe } from '../helpers/process.js';
+import { eachBackend } from '../helpers/stores.js';
 
 /** A GET on a connection of its own, so the cluster's round robin hands each to the next worker. */
 function rawGet(url: string): Promise<string> {

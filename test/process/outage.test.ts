@@ -3,7 +3,7 @@ import http from 'node:http';
 import { test } from 'node:test';
 import pg from 'pg';
 import { runCli } from '../../dev/petstore-cli.js';
-import { expectError, request } from '../helpers/harness.js';
+import { expectError, request } from '../helpers/calls.js';
 import { createPgCluster, pgClusterUnavailable } from '../helpers/pg-cluster.js';
 import { cliEnv, startServe } from '../helpers/process.js';
 import { BACKENDS, createPostgresSchema } from '../helpers/stores.js';

@@ -7,7 +7,7 @@ import { eventually } from '../../dev/eventually.js';
 import { createKey, runCli } from '../../dev/petstore-cli.js';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { type CallOptions, request } from '../helpers/harness.js';
+import { type CallOptions, request } from '../helpers/calls.js';
 import { cliEnv, firstKey, startServe } from '../helpers/process.js';
 import { isStream, openStream } from '../helpers/sse-client.js';
 import { BACKENDS, createPostgresSchema, postgresConfig } from '../helpers/stores.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../../dev/petstore-cli.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
-import { request } from '../helpers/harness.js';
+import { request } from '../helpers/calls.js';
 import { cliEnv, startServe } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

@@ -8,8 +8,9 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createKey } from '../../dev/petstore-cli.js';
 import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/open-database.js';
-import { type CallOptions, type CallResult, eachBackend, expectError, request } from '../helpers/harness.js';
+import { type CallOptions, type CallResult, expectError, request } from '../helpers/calls.js';
 import { cliEnv, freshDatabaseUrl, type ServeProcess, startServe } from '../helpers/process.js';
+import { eachBackend } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** Why a small tmpfs cannot be mounted here (it needs root), or undefined when it can. */

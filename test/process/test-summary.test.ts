@@ -7,14 +7,14 @@ import { promisify } from 'node:util';
 import { sparePort } from '../helpers/pg-cluster.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
-const HARNESS = new URL('../helpers/harness.ts', import.meta.url).href;
+const STORES = new URL('../helpers/stores.ts', import.meta.url).href;
 
 test('a PostgreSQL half skipped on a machine without PostgreSQL is counted in the summary, with its reason', async (t) => {
   const file = join(tempDir(t), 'both-backends.test.mts');
   writeFileSync(
     file,
     `import { test } from 'node:test';
-import { eachBackend } from ${JSON.stringify(HARNESS)};
+import { eachBackend } from ${JSON.stringify(STORES)};
 eachBackend((backend) => test(\`runs on \${backend.name}\`, () => undefined));
 `,
   );

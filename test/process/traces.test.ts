@@ -3,10 +3,10 @@ import { describe, type TestContext, test } from 'node:test';
 import { eventually } from '../../dev/eventually.js';
 import { createKey } from '../../dev/petstore-cli.js';
 import type { Receiver } from '../../dev/webhook-receiver.js';
-import { eachBackend, request } from '../helpers/harness.js';
+import { request } from '../helpers/calls.js';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { cliEnv, freshDatabaseUrl, startServe } from '../helpers/process.js';
-import { BACKENDS, type StoreBackend } from '../helpers/stores.js';
+import { BACKENDS, eachBackend, type StoreBackend } from '../helpers/stores.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /** W3C Trace Context: version, trace id, parent (span) id, flags. */

@@ -5,7 +5,7 @@ import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import type { DueDelivery } from '../../src/store/records.js';
 import { claimEverything } from '../helpers/claims.js';
 import { addEndpoint } from '../helpers/endpoint-records.js';
-import { eachBackend } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 const traceparent = (n: number) => `00-${n.toString(16).padStart(32, '0')}-${n.toString(16).padStart(16, '0')}-01`;
 

@@ -8,7 +8,7 @@ import type { AttemptOutcome, DueDelivery } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 import { claimEverything, claimQuery } from '../helpers/claims.js';
 import { addEndpoint } from '../helpers/endpoint-records.js';
-import { eachBackend } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
 

@@ -7,7 +7,7 @@ import { COUNTED_WINDOW_MS } from '../../src/domain/start-window.js';
 import type { Store } from '../../src/store/store.js';
 import { claimQuery } from '../helpers/claims.js';
 import { addEndpoint } from '../helpers/endpoint-records.js';
-import { eachBackend } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
 

@@ -6,7 +6,7 @@ import { COUNTED_WINDOW_MS } from '../../src/domain/start-window.js';
 import { RedisStartLimiter } from '../../src/webhooks/redis-start-limiter.js';
 import type { StartLimiter } from '../../src/webhooks/start-limiter.js';
 import { addEndpoint } from '../helpers/endpoint-records.js';
-import { eachBackend } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 const REDIS_URL = process.env.PETSTORE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

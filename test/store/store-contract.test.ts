@@ -8,8 +8,7 @@ import type { Store } from '../../src/store/store.js';
 import { DuplicateNameError } from '../../src/store/store-errors.js';
 import { claimEverything } from '../helpers/claims.js';
 import { addEndpoint } from '../helpers/endpoint-records.js';
-import { eachBackend } from '../helpers/harness.js';
-import type { StoreFixture } from '../helpers/stores.js';
+import { eachBackend, type StoreFixture } from '../helpers/stores.js';
 
 const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
 

@@ -5,7 +5,7 @@ import type { DueDelivery } from '../../src/store/records.js';
 import type { NewWebhookEndpointRecord } from '../../src/store/webhook-endpoint-records.js';
 import { claimEverything, claimQuery } from '../helpers/claims.js';
 import { addEndpoint } from '../helpers/endpoint-records.js';
-import { eachBackend } from '../helpers/harness.js';
+import { eachBackend } from '../helpers/stores.js';
 
 const endpoint = (overrides: Partial<NewWebhookEndpointRecord> = {}): NewWebhookEndpointRecord => ({
   owner: 'default',
