@@ -10,9 +10,11 @@ const pending = new Set<() => unknown>();
 export function onFirstUse<T>(compile: () => T): () => T {
   let made: { readonly value: T } | undefined;
   const get = () => {
-    // Off the list before compiling: a schema that fails fails again at its use, and is not retried here.
-    pending.delete(get);
-    made ??= { value: compile() };
+    if (made === undefined) {
+      // Off the list before compiling: a schema that fails fails again at its use, and is not retried here.
+      pending.delete(get);
+      made = { value: compile() };
+    }
     return made.value;
   };
   pending.add(get);

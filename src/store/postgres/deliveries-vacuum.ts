@@ -22,10 +22,9 @@ const MAY_VACUUM = `SELECT pg_has_role(c.relowner, 'USAGE')
  * and records took 4–7 ms a statement instead of about 1 (docs/decisions/deliveries-vacuumed.md). ANALYZE
  * with it: the statistics of a table that grew from nothing within the minute misled the planner once the
  * vacuum had updated its size, and fan-out's probe for a subject's earlier delivery read the wrong index
- * (1.6 s a step instead of 7 ms). Each
- * instance counts what it recorded; SKIP_LOCKED leaves the table to a vacuum already running (another
- * instance's, or autovacuum's) rather than waiting for it. A failed vacuum is only tried again later: the
- * table works without one, more slowly.
+ * (1.6 s a step instead of 7 ms). Each instance counts what it recorded; SKIP_LOCKED leaves the table to a
+ * vacuum already running (another instance's, or autovacuum's) rather than waiting for it. A failed vacuum is
+ * only tried again later: the table works without one, more slowly.
  */
 export class DeliveriesVacuum {
   readonly #db: Database;
